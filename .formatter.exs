@@ -1,0 +1,3 @@
+[
+  inputs: ["{mix,.formatter}.exs", "{lib,test,bench,examples}/**/*.{ex,exs}"]
+]

@@ -1,0 +1,263 @@
+defmodule McpFramer do
+  @moduledoc """
+  Splits the byte stream an MCP stdio server writes into newline-delimited
+  messages, with the work done by a Rust NIF.
+
+  It is a drop-in for `ConduitMcp.Client.Transport.Stdio.Framer`: the same
+  functions, the same return values, the same rules. A Port in `:stream`
+  mode hands over chunks cut at arbitrary points; `feed/2` turns them back
+  into whole messages.
+
+      iex> framer = McpFramer.new()
+      iex> {:ok, [], framer} = McpFramer.feed(framer, "{\\"a\\":")
+      iex> {:ok, messages, _framer} = McpFramer.feed(framer, "1}\\r\\n{}\\n")
+      iex> messages
+      ["{\\"a\\":1}", "{}"]
+
+  ## Rules
+
+    * A message ends at `\\n`. Exactly one `\\r` right before it is stripped,
+      so CRLF output frames like LF; any other `\\r` is data (`"a\\r\\r\\n"`
+      gives `"a\\r"`).
+    * A line that is empty after that strip is skipped. A line of spaces is a
+      message.
+    * Messages are binaries with their bytes untouched: no UTF-8 or JSON check.
+    * Each chunk is searched for newlines once; held bytes are never searched
+      again, so a message split into many chunks costs linear time.
+    * Bytes after the last `\\n` are held for the next chunk.
+      `buffered_bytes/1` counts them (a held trailing `\\r` included). At the
+      end of the stream they are an incomplete message: the caller drops them.
+
+  ## Oversized messages
+
+  `:max_message_bytes` (default 8 MiB) caps a message's length, its `\\r` and
+  `\\n` not counted. A line of exactly the cap passes however it is split; a
+  held partial of cap + 1 bytes that ends in `\\r` is not yet too long, since
+  its `\\n` may come next.
+
+  A longer line is detected as soon as that is certain, without holding more
+  bytes, and also when it lies wholly inside one chunk. Every byte through
+  the next `\\n` is then discarded and framing resumes after it: one oversized
+  message costs only itself.
+
+  A feed that found an oversized line returns
+  `{:error, :message_too_large, messages, framer}`. The whole chunk was still
+  consumed, `messages` holds every complete message of the chunk in order
+  (before and after the discarded one), and `framer` is ready for the next
+  chunk. Close the connection or keep feeding: that policy is the caller's.
+
+  ## A framer is a value, backed by mutable state
+
+  The state lives in the NIF and `feed/2` changes it in place, so only the
+  framer returned by the most recent `feed/2` may be used. Feeding an older
+  one, or asking its `buffered_bytes/1`, raises `ArgumentError` rather than
+  give results that differ from the pure-Elixir framer. A framer can be sent
+  to another process and fed there. If two processes feed the same framer at
+  once, one of them gets `ArgumentError`; no scheduler thread ever waits for
+  the other.
+
+  ## Memory
+
+  A message that lies inside one chunk is returned as a sub-binary of that
+  chunk, without copying. A sub-binary keeps its whole chunk alive (up to
+  64 KiB for a Port) for as long as the message is referenced. If you keep
+  small messages for a long time, store `:binary.copy/1` of them instead.
+  A message that spans chunks is copied once, into a binary of its own.
+
+  ## Schedulers
+
+  A feed that would take more than about half a millisecond (a chunk over
+  1 MiB, more than 25,000 messages, or the completion of a message that was
+  held across chunks for over 1 MiB) runs on a dirty CPU scheduler, so the
+  normal schedulers stay responsive.
+  """
+
+  alias McpFramer.Native
+
+  @enforce_keys [:resource, :generation, :max_message_bytes, :buffered_bytes]
+  defstruct @enforce_keys
+
+  @opaque t :: %__MODULE__{
+            resource: reference(),
+            generation: non_neg_integer(),
+            max_message_bytes: pos_integer(),
+            buffered_bytes: non_neg_integer()
+          }
+
+  @default_max_message_bytes 8 * 1024 * 1024
+  @largest_cap 0xFFFF_FFFF_FFFF_FFFF
+
+  @doc """
+  A fresh framer.
+
+  ## Options
+
+    * `:max_message_bytes` - positive integer, default 8 MiB (8_388_608).
+
+  Raises `ArgumentError` for anything else: a non-keyword list, an unknown
+  option, or a cap that is not a positive integer.
+
+      iex> McpFramer.new(max_message_bytes: 1024)
+      #McpFramer<buffered_bytes: 0, max_message_bytes: 1024>
+  """
+  @spec new(keyword()) :: t()
+  def new(opts \\ []) do
+    opts |> validate_options!() |> Native.new()
+  end
+
+  @doc """
+  Feeds the next chunk; returns the complete messages it finished, in order.
+
+  Returns `{:ok, messages, framer}`, or `{:error, :message_too_large,
+  messages, framer}` when the chunk held an oversized line (see the module
+  docs). Use the returned framer from now on: the one passed in is stale.
+
+      iex> framer = McpFramer.new(max_message_bytes: 3)
+      iex> {:error, :message_too_large, ["ok"], framer} = McpFramer.feed(framer, "ok\\ntoo long\\n")
+      iex> {:ok, ["yes"], _framer} = McpFramer.feed(framer, "yes\\n")
+  """
+  @spec feed(t(), binary()) ::
+          {:ok, [binary()], t()} | {:error, :message_too_large, [binary()], t()}
+  def feed(%__MODULE__{} = framer, chunk) when is_binary(chunk) do
+    case Native.feed(framer, chunk) do
+      :continue_dirty -> Native.feed_dirty(framer, chunk)
+      result -> result
+    end
+  end
+
+  def feed(%__MODULE__{}, chunk) do
+    raise ArgumentError, "McpFramer.feed/2 expects a binary chunk, got: #{inspect(chunk)}"
+  end
+
+  def feed(framer, _chunk), do: raise(not_a_framer(framer))
+
+  @doc """
+  Bytes held for an incomplete message (0 while discarding an oversized one).
+
+      iex> {:ok, [], framer} = McpFramer.feed(McpFramer.new(), "{\\"partial")
+      iex> McpFramer.buffered_bytes(framer)
+      9
+  """
+  @spec buffered_bytes(t()) :: non_neg_integer()
+  def buffered_bytes(%__MODULE__{} = framer), do: Native.buffered_bytes(framer)
+  def buffered_bytes(framer), do: raise(not_a_framer(framer))
+
+  @doc """
+  Lazily frames an enumerable of chunks, such as `File.stream!(path, [], 65_536)`
+  or a list of binaries, into a stream of messages.
+
+  Takes the options of `new/1` and:
+
+    * `:on_oversize` - `:skip` (default) drops oversized lines and goes on;
+      `:raise` raises `McpFramer.MessageTooLargeError` after emitting the
+      messages of the chunk that held the oversized line.
+
+  Bytes after the last newline are an incomplete message and are dropped.
+
+      iex> ["a\\nb", "c\\r\\n", "\\n", "partial"] |> McpFramer.stream() |> Enum.to_list()
+      ["a", "bc"]
+  """
+  @spec stream(Enumerable.t(), keyword()) :: Enumerable.t()
+  def stream(chunks, opts \\ []) do
+    {on_oversize, framer_opts} = pop_on_oversize!(opts)
+    validate_options!(framer_opts)
+
+    Stream.transform(
+      chunks,
+      fn -> {new(framer_opts), nil} end,
+      fn chunk, {framer, pending} ->
+        raise_pending(pending)
+
+        case feed(framer, chunk) do
+          {:ok, messages, framer} ->
+            {messages, {framer, nil}}
+
+          {:error, :message_too_large, messages, framer} when on_oversize == :skip ->
+            {messages, {framer, nil}}
+
+          {:error, :message_too_large, messages, framer} ->
+            {messages, {framer, framer.max_message_bytes}}
+        end
+      end,
+      fn {_framer, pending} = acc ->
+        raise_pending(pending)
+        {[], acc}
+      end,
+      fn _acc -> :ok end
+    )
+  end
+
+  defp raise_pending(nil), do: :ok
+
+  defp raise_pending(cap) do
+    raise McpFramer.MessageTooLargeError, max_message_bytes: cap
+  end
+
+  defp pop_on_oversize!(opts) do
+    opts = keyword!(opts, "McpFramer.stream/2")
+
+    case Keyword.pop(opts, :on_oversize, :skip) do
+      {mode, rest} when mode in [:skip, :raise] ->
+        {mode, rest}
+
+      {mode, _rest} ->
+        raise ArgumentError,
+              "McpFramer.stream/2 expects :on_oversize to be :skip or :raise, got: #{inspect(mode)}"
+    end
+  end
+
+  defp validate_options!(opts) do
+    opts = keyword!(opts, "McpFramer.new/1")
+
+    case Keyword.validate(opts, max_message_bytes: @default_max_message_bytes) do
+      {:ok, valid} ->
+        cap!(valid[:max_message_bytes])
+
+      {:error, unknown} ->
+        raise ArgumentError,
+              "unknown McpFramer option(s) #{inspect(unknown)}; " <>
+                "the only option is :max_message_bytes"
+    end
+  end
+
+  defp keyword!(opts, caller) do
+    if is_list(opts) and Keyword.keyword?(opts) do
+      opts
+    else
+      raise ArgumentError, "#{caller} expects a keyword list of options, got: #{inspect(opts)}"
+    end
+  end
+
+  defp cap!(cap) when is_integer(cap) and cap > 0 and cap <= @largest_cap, do: cap
+
+  defp cap!(cap) do
+    raise ArgumentError,
+          "expected :max_message_bytes to be a positive integer up to #{@largest_cap}, " <>
+            "got: #{inspect(cap)}"
+  end
+
+  defp not_a_framer(value) do
+    ArgumentError.exception("expected a framer from McpFramer.new/1, got: #{inspect(value)}")
+  end
+
+  defimpl Inspect do
+    # Shows the value's own counts; never the held bytes themselves.
+    def inspect(framer, _opts) do
+      "#McpFramer<buffered_bytes: #{framer.buffered_bytes}, " <>
+        "max_message_bytes: #{framer.max_message_bytes}>"
+    end
+  end
+end
+
+defmodule McpFramer.MessageTooLargeError do
+  @moduledoc """
+  Raised by `McpFramer.stream/2` with `on_oversize: :raise` when a line is
+  longer than `:max_message_bytes`.
+  """
+  defexception [:max_message_bytes]
+
+  @impl true
+  def message(%{max_message_bytes: cap}) do
+    "an MCP message was longer than max_message_bytes (#{cap} bytes) and was discarded"
+  end
+end

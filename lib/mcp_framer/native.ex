@@ -1,0 +1,17 @@
+defmodule McpFramer.Native do
+  # The NIF entry points. Arguments are validated by McpFramer; see
+  # native/mcp_framer_nif for what each one does.
+  @moduledoc false
+
+  @on_load :load_nif
+
+  def load_nif do
+    path = Path.join(:code.priv_dir(:mcp_framer), "native/libmcp_framer_nif")
+    :erlang.load_nif(String.to_charlist(path), 0)
+  end
+
+  def new(_max_message_bytes), do: :erlang.nif_error(:nif_not_loaded)
+  def feed(_framer, _chunk), do: :erlang.nif_error(:nif_not_loaded)
+  def feed_dirty(_framer, _chunk), do: :erlang.nif_error(:nif_not_loaded)
+  def buffered_bytes(_framer), do: :erlang.nif_error(:nif_not_loaded)
+end

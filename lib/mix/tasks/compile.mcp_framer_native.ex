@@ -1,0 +1,90 @@
+defmodule Mix.Tasks.Compile.McpFramerNative do
+  @shortdoc "Builds the mcp_framer NIF with cargo"
+  @moduledoc """
+  Builds the Rust NIF crate with `cargo build --release --locked` and copies
+  the library to `priv/native/`, where `McpFramer.Native` loads it.
+
+  Cargo runs only when a file under `native/`, `Cargo.toml` or `Cargo.lock`
+  is newer than the library in `priv/native/`. `mix.exs` requires this file
+  before the project compiles, since Mix needs the compiler first.
+  """
+  use Mix.Task.Compiler
+
+  @crate "mcp_framer_nif"
+  @root Path.expand("../../..", __DIR__)
+
+  @impl Mix.Task.Compiler
+  def run(_args) do
+    target = Path.join([@root, "priv", "native", "lib#{@crate}.so"])
+
+    result = if up_to_date?(target), do: {:noop, []}, else: build(target)
+    # priv/ may not have existed when Mix linked it into _build.
+    Mix.Project.build_structure()
+    result
+  end
+
+  @impl Mix.Task.Compiler
+  def clean do
+    File.rm_rf!(Path.join([@root, "priv", "native"]))
+    :ok
+  end
+
+  defp up_to_date?(target) do
+    case File.stat(target, time: :posix) do
+      {:ok, %{mtime: built}} -> Enum.all?(sources(), &(mtime(&1) <= built))
+      {:error, _} -> false
+    end
+  end
+
+  defp sources do
+    Path.wildcard(Path.join(@root, "native/**/*.{rs,toml}")) ++
+      Enum.map(["Cargo.toml", "Cargo.lock", ".cargo/config.toml"], &Path.join(@root, &1))
+  end
+
+  defp mtime(path) do
+    case File.stat(path, time: :posix) do
+      {:ok, %{mtime: mtime}} -> mtime
+      {:error, _} -> 0
+    end
+  end
+
+  defp build(target) do
+    cargo = System.find_executable("cargo") || Mix.raise(missing_cargo())
+    args = ["build", "--release", "--locked", "--package", @crate]
+    Mix.shell().info("Compiling NIF #{@crate} (cargo #{Enum.join(args, " ")})")
+
+    case System.cmd(cargo, args, cd: @root, stderr_to_stdout: true, into: IO.stream()) do
+      {_, 0} ->
+        File.mkdir_p!(Path.dirname(target))
+        File.cp!(Path.join([@root, "target", "release", built_name()]), target)
+        {:ok, []}
+
+      {_, status} ->
+        message = "cargo exited with status #{status} while building #{@crate}"
+        Mix.shell().error(message)
+        {:error, [diagnostic(message)]}
+    end
+  end
+
+  defp built_name do
+    case :os.type() do
+      {:unix, :darwin} -> "lib#{@crate}.dylib"
+      {:win32, _} -> "#{@crate}.dll"
+      {:unix, _} -> "lib#{@crate}.so"
+    end
+  end
+
+  defp missing_cargo do
+    "cargo not found: mcp_framer builds a Rust NIF and needs Rust >= 1.91 (https://rustup.rs)"
+  end
+
+  defp diagnostic(message) do
+    %Mix.Task.Compiler.Diagnostic{
+      compiler_name: "mcp_framer_native",
+      file: Path.join(@root, "Cargo.toml"),
+      message: message,
+      position: nil,
+      severity: :error
+    }
+  end
+end

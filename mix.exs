@@ -1,0 +1,49 @@
+# Mix must know the NIF compiler before it compiles the project.
+Code.require_file("lib/mix/tasks/compile.mcp_framer_native.ex", __DIR__)
+
+defmodule McpFramer.MixProject do
+  use Mix.Project
+
+  @version "0.1.0"
+
+  def project do
+    [
+      app: :mcp_framer,
+      version: @version,
+      elixir: "~> 1.14",
+      compilers: [:mcp_framer_native | Mix.compilers()],
+      # lib/mix is loaded by the line at the top of this file, not compiled.
+      elixirc_paths: ["lib/mcp_framer.ex", "lib/mcp_framer"],
+      start_permanent: Mix.env() == :prod,
+      deps: [],
+      description: description(),
+      package: package(),
+      docs: [main: "McpFramer", source_ref: "v#{@version}"]
+    ]
+  end
+
+  def application do
+    [extra_applications: []]
+  end
+
+  defp description do
+    "Frames the stdout of an MCP stdio server into newline-delimited JSON-RPC " <>
+      "messages with a Rust NIF: a drop-in, faster replacement for ConduitMcp's framer."
+  end
+
+  defp package do
+    [
+      licenses: ["MIT"],
+      links: %{
+        "MCP stdio transport" =>
+          "https://modelcontextprotocol.io/specification/2025-06-18/basic/transports",
+        "ConduitMcp" => "https://hexdocs.pm/conduit_mcp"
+      },
+      files: ~w(
+        lib native/mcp_framer_core/src native/mcp_framer_core/Cargo.toml
+        native/mcp_framer_nif/src native/mcp_framer_nif/Cargo.toml
+        .cargo/config.toml Cargo.toml Cargo.lock mix.exs README.md LICENSE .formatter.exs
+      )
+    ]
+  end
+end

@@ -1,0 +1,53 @@
+//! Every failure a NIF can report, turned into an Elixir exception in one place.
+
+use rustler::NifException;
+
+/// Raised as `%ArgumentError{message: ...}`, so Elixir callers can `rescue` it.
+#[derive(NifException)]
+#[module = "ArgumentError"]
+struct ArgumentError {
+    message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FramerError {
+    /// A later `feed/2` superseded this framer value.
+    Stale,
+    /// Another process holds the framer's lock right now.
+    Busy,
+    /// A panic while the lock was held; the state cannot be trusted.
+    Poisoned,
+    /// `max_message_bytes` was zero or does not fit this machine's `usize`.
+    BadCap,
+    /// The held bytes disagree with the framer state. Unreachable by design;
+    /// reported instead of panicking.
+    HeldMismatch,
+}
+
+impl FramerError {
+    fn message(self) -> &'static str {
+        match self {
+            FramerError::Stale => {
+                "stale McpFramer: a later feed/2 has superseded this value; \
+                 use the framer returned by the most recent feed/2"
+            }
+            FramerError::Busy => {
+                "McpFramer is being fed by another process right now; \
+                 feed a framer from one process at a time"
+            }
+            FramerError::Poisoned => "McpFramer is unusable after an internal panic",
+            FramerError::BadCap => {
+                "max_message_bytes must be a positive integer that fits in a machine word"
+            }
+            FramerError::HeldMismatch => "McpFramer internal error: held bytes out of step",
+        }
+    }
+}
+
+impl From<FramerError> for rustler::Error {
+    fn from(error: FramerError) -> rustler::Error {
+        rustler::Error::RaiseTerm(Box::new(ArgumentError {
+            message: error.message().to_owned(),
+        }))
+    }
+}

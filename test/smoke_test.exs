@@ -1,0 +1,4 @@
+defmodule SmokeTest do
+  use ExUnit.Case
+  doctest McpFramer
+end
