@@ -12,8 +12,7 @@ defmodule McpFramer.MixProject do
       version: @version,
       elixir: "~> 1.14",
       compilers: [:mcp_framer_native | Mix.compilers()],
-      # lib/mix is loaded by the line at the top of this file, not compiled.
-      elixirc_paths: ["lib/mcp_framer.ex", "lib/mcp_framer"],
+      elixirc_paths: elixirc_paths(Mix.env()),
       start_permanent: Mix.env() == :prod,
       deps: [],
       description: description(),
@@ -21,6 +20,10 @@ defmodule McpFramer.MixProject do
       docs: [main: "McpFramer", source_ref: "v#{@version}"]
     ]
   end
+
+  # lib/mix is loaded by the first line of this file, not compiled.
+  defp elixirc_paths(:test), do: ["test/support" | elixirc_paths(:prod)]
+  defp elixirc_paths(_env), do: ["lib/mcp_framer.ex", "lib/mcp_framer"]
 
   def application do
     [extra_applications: []]

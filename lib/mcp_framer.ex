@@ -74,14 +74,13 @@ defmodule McpFramer do
 
   alias McpFramer.Native
 
-  @enforce_keys [:resource, :generation, :max_message_bytes, :buffered_bytes]
+  @enforce_keys [:resource, :generation, :max_message_bytes]
   defstruct @enforce_keys
 
   @opaque t :: %__MODULE__{
             resource: reference(),
             generation: non_neg_integer(),
-            max_message_bytes: pos_integer(),
-            buffered_bytes: non_neg_integer()
+            max_message_bytes: pos_integer()
           }
 
   @default_max_message_bytes 8 * 1024 * 1024
@@ -241,10 +240,16 @@ defmodule McpFramer do
   end
 
   defimpl Inspect do
-    # Shows the value's own counts; never the held bytes themselves.
+    # Shows counts, never the held bytes themselves; never raises.
     def inspect(framer, _opts) do
-      "#McpFramer<buffered_bytes: #{framer.buffered_bytes}, " <>
-        "max_message_bytes: #{framer.max_message_bytes}>"
+      buffered =
+        try do
+          "buffered_bytes: #{McpFramer.buffered_bytes(framer)}"
+        rescue
+          ArgumentError -> "stale"
+        end
+
+      "#McpFramer<#{buffered}, max_message_bytes: #{framer.max_message_bytes}>"
     end
   end
 end

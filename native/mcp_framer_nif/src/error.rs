@@ -19,6 +19,8 @@ pub enum FramerError {
     Poisoned,
     /// `max_message_bytes` was zero or does not fit this machine's `usize`.
     BadCap,
+    /// The BEAM could not resize a message buffer.
+    OutOfMemory,
     /// The held bytes disagree with the framer state. Unreachable by design;
     /// reported instead of panicking.
     HeldMismatch,
@@ -39,6 +41,7 @@ impl FramerError {
             FramerError::BadCap => {
                 "max_message_bytes must be a positive integer that fits in a machine word"
             }
+            FramerError::OutOfMemory => "McpFramer could not allocate a message buffer",
             FramerError::HeldMismatch => "McpFramer internal error: held bytes out of step",
         }
     }

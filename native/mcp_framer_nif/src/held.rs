@@ -1,116 +1,108 @@
-//! The bytes of an unfinished message, kept so that each is copied once.
+//! The bytes of an unfinished message, copied once: into the binary that
+//! becomes the message.
 //!
-//! A large piece is kept as a reference to the chunk binary it arrived in
-//! (saved in a process-independent env, which bumps the binary's refcount and
-//! copies nothing). A small piece, or one that is a small part of its chunk,
-//! is copied instead: cheaper than a reference, and it does not pin a whole
-//! chunk in memory for a few bytes.
+//! Each feed copies only its own chunk's tail, so no call does work beyond
+//! its chunk; when the message completes, the buffer is handed to the BEAM
+//! and the message is a sub-binary of it, without another copy.
+//!
+//! The buffer grows by doubling up to `SMALL_MAX`. Past that it is replaced
+//! once by a buffer of the cap + 1 bytes: the BEAM's allocator resizes large
+//! binaries by copying, so growing one step at a time costs more than the
+//! framing itself. Pages of that buffer are only backed by memory once they
+//! are written, so it costs the message's size in memory and the cap in
+//! address space, until the message is garbage collected.
 
 use crate::error::FramerError;
-use rustler::env::{OwnedEnv, SavedTerm};
-use rustler::{Binary, Env, NewBinary};
-use std::ops::Range;
+use rustler::{Binary, Env, NewBinary, OwnedBinary};
 
-/// Pieces shorter than this are copied rather than referenced.
-const COPY_BELOW: usize = 1024;
+/// Messages up to this size become heap binaries: copying them is cheaper
+/// than handing over a refcounted buffer.
+const HEAP_BINARY_MAX: usize = 64;
 
-/// After a release, a copy buffer larger than this is freed, not kept.
-const KEEP_CAPACITY: usize = 64 * 1024;
+/// The first buffer's size; it then doubles up to `SMALL_MAX`.
+const FIRST_CAPACITY: usize = 256;
 
-enum Piece {
-    /// `copied[range]`.
-    Copied(Range<usize>),
-    /// `range` of a chunk binary saved in `env`.
-    Kept {
-        chunk: SavedTerm,
-        range: Range<usize>,
-    },
-}
+/// The largest buffer grown by doubling.
+const SMALL_MAX: usize = 64 * 1024;
 
 #[derive(Default)]
 pub struct HeldBytes {
-    /// Owns the saved chunks. Invariant: it is cleared only together with
-    /// `pieces`, so every `Kept` piece can be loaded from it.
-    env: Option<OwnedEnv>,
-    pieces: Vec<Piece>,
-    copied: Vec<u8>,
+    /// Invariant: `len <= buffer.len()`; `len == 0` when there is no buffer.
+    buffer: Option<OwnedBinary>,
+    len: usize,
 }
 
 impl HeldBytes {
-    /// Appends `chunk[from..]`.
-    pub fn push(&mut self, chunk: &Binary, from: usize) {
-        let piece = &chunk.as_slice()[from..];
-        if piece.len() < COPY_BELOW || piece.len() < chunk.len() / 2 {
-            let start = self.copied.len();
-            self.copied.extend_from_slice(piece);
-            match self.pieces.last_mut() {
-                Some(Piece::Copied(range)) if range.end == start => range.end = self.copied.len(),
-                _ => self.pieces.push(Piece::Copied(start..self.copied.len())),
-            }
-        } else {
-            let env = self.env.get_or_insert_with(OwnedEnv::new);
-            self.pieces.push(Piece::Kept {
-                chunk: env.save(*chunk),
-                range: from..chunk.len(),
-            });
-        }
+    /// Appends `bytes`. `limit` is the cap + 1: the most a framer ever holds.
+    pub fn push(&mut self, bytes: &[u8], limit: usize) {
+        let needed = self.len + bytes.len();
+        let buffer = self.reserve(needed, limit);
+        buffer.as_mut_slice()[needed - bytes.len()..needed].copy_from_slice(bytes);
+        self.len = needed;
     }
 
-    /// A new binary of the first `held` held bytes followed by `tail`.
-    pub fn join<'a>(
-        &self,
+    /// The message made of the first `held` held bytes and then `tail`:
+    /// a heap binary if small, else a sub-binary of the buffer, which the
+    /// message now owns. Leaves nothing held.
+    pub fn take_message<'a>(
+        &mut self,
         env: Env<'a>,
         held: usize,
         tail: &[u8],
     ) -> Result<Binary<'a>, FramerError> {
-        let mut message = NewBinary::new(env, held + tail.len());
-        let out = message.as_mut_slice();
-        let mut at = 0;
-        for piece in &self.pieces {
-            let wanted = held - at;
-            if wanted == 0 {
-                break;
-            }
-            at += match piece {
-                Piece::Copied(range) => {
-                    copy_prefix(&self.copied[range.clone()], &mut out[at..held])
-                }
-                Piece::Kept { chunk, range } => {
-                    let env = self.env.as_ref().ok_or(FramerError::HeldMismatch)?;
-                    env.run(|env| {
-                        let bytes = Binary::from_term(chunk.load(env))
-                            .map_err(|_| FramerError::HeldMismatch)?;
-                        let bytes = bytes.as_slice().get(range.clone());
-                        let bytes = bytes.ok_or(FramerError::HeldMismatch)?;
-                        Ok(copy_prefix(bytes, &mut out[at..held]))
-                    })?
-                }
-            };
-        }
-        if at != held {
+        if held > self.len {
             return Err(FramerError::HeldMismatch);
         }
-        out[held..].copy_from_slice(tail);
-        Ok(message.into())
+        let size = held + tail.len();
+        self.len = 0;
+        if size <= HEAP_BINARY_MAX {
+            let mut message = NewBinary::new(env, size);
+            let held_bytes = self
+                .buffer
+                .as_ref()
+                .map_or(&[][..], |b| &b.as_slice()[..held]);
+            message.as_mut_slice()[..held].copy_from_slice(held_bytes);
+            message.as_mut_slice()[held..].copy_from_slice(tail);
+            return Ok(message.into());
+        }
+        let mut buffer = self.buffer.take().ok_or(FramerError::HeldMismatch)?;
+        if buffer.len() < size && !buffer.realloc(size) {
+            return Err(FramerError::OutOfMemory);
+        }
+        buffer.as_mut_slice()[held..size].copy_from_slice(tail);
+        let whole = buffer.release(env);
+        whole
+            .make_subbinary(0, size)
+            .map_err(|_| FramerError::HeldMismatch)
     }
 
-    /// Forgets every held byte and lets go of the chunks they pinned.
+    /// Forgets the held bytes and frees a large buffer.
     pub fn clear(&mut self) {
-        self.pieces.clear();
-        if let Some(env) = self.env.as_mut() {
-            env.clear();
-        }
-        if self.copied.capacity() > KEEP_CAPACITY {
-            self.copied = Vec::new();
-        } else {
-            self.copied.clear();
+        self.len = 0;
+        if self
+            .buffer
+            .as_ref()
+            .is_some_and(|b| b.len() > FIRST_CAPACITY)
+        {
+            self.buffer = None;
         }
     }
-}
 
-/// Copies as much of `from` as fits into `to`; returns how much that was.
-fn copy_prefix(from: &[u8], to: &mut [u8]) -> usize {
-    let n = from.len().min(to.len());
-    to[..n].copy_from_slice(&from[..n]);
-    n
+    fn reserve(&mut self, needed: usize, limit: usize) -> &mut OwnedBinary {
+        let capacity = self.buffer.as_ref().map_or(0, |b| b.len());
+        if needed > capacity {
+            let grown = if needed > SMALL_MAX {
+                limit
+            } else {
+                (capacity * 2).clamp(FIRST_CAPACITY, SMALL_MAX).min(limit)
+            };
+            let grown = grown.max(needed);
+            match self.buffer.as_mut() {
+                Some(buffer) => buffer.realloc_or_copy(grown),
+                None => self.buffer = Some(OwnedBinary::new(grown)),
+            }
+        }
+        self.buffer
+            .get_or_insert_with(|| OwnedBinary::new(FIRST_CAPACITY))
+    }
 }

@@ -6,19 +6,18 @@ mod held;
 use error::FramerError;
 use held::HeldBytes;
 use mcp_framer_core::{Framer, Message};
-use rustler::{Binary, Encoder, Env, NifResult, NifStruct, Resource, ResourceArc, Term};
+use rustler::{Binary, Encoder, Env, NewBinary, NifResult, NifStruct, Resource, ResourceArc, Term};
 use std::num::NonZeroUsize;
-use std::sync::{Mutex, TryLockError};
+use std::sync::{Mutex, MutexGuard, TryLockError};
 
 mod atoms {
-    rustler::atoms! { ok, error, message_too_large, continue_dirty }
+    rustler::atoms! { ok, error, message_too_large, continue_dirty, resource, generation }
 }
 
 struct State {
     framer: Framer,
     held: HeldBytes,
-    /// Bumped by every feed; the `McpFramer` value carrying any other number
-    /// is stale.
+    /// Bumped by every feed; a `%McpFramer{}` carrying another number is stale.
     generation: u64,
 }
 
@@ -27,44 +26,23 @@ pub struct FramerResource(Mutex<State>);
 #[rustler::resource_impl]
 impl Resource for FramerResource {}
 
-/// The `%McpFramer{}` struct. Only `resource` and `generation` are read back;
-/// the other two fields describe the value for `inspect`.
+/// The `%McpFramer{}` struct, as `new/1` builds it.
 #[derive(NifStruct)]
 #[module = "McpFramer"]
 struct McpFramer {
     resource: ResourceArc<FramerResource>,
     generation: u64,
     max_message_bytes: u64,
-    buffered_bytes: u64,
-}
-
-/// How much work one call may do before it must move to a dirty scheduler.
-#[derive(Clone, Copy)]
-struct Budget {
-    chunk_bytes: usize,
-    join_bytes: usize,
-    messages: usize,
 }
 
 /// A normal scheduler should get its thread back within about a millisecond.
-/// Each limit is roughly 0.5 ms of work on the machine in the README.
-const NORMAL: Budget = Budget {
-    chunk_bytes: 1 << 20,
-    join_bytes: 1 << 20,
-    messages: 25_000,
-};
+/// A chunk larger than this is framed on a dirty CPU scheduler instead. The
+/// decision needs no search, so each chunk is still searched exactly once.
+const NORMAL_CHUNK_MAX: usize = 64 * 1024;
 
-const DIRTY: Budget = Budget {
-    chunk_bytes: usize::MAX,
-    join_bytes: usize::MAX,
-    messages: usize::MAX,
-};
-
-/// Why a feed stopped before the end of its chunk.
-enum Stop {
-    OverBudget,
-    Failed(FramerError),
-}
+/// Messages up to this size are copied into heap binaries: smaller on the
+/// process heap than a sub-binary, and they do not pin the chunk.
+const HEAP_BINARY_MAX: usize = 64;
 
 #[rustler::nif]
 fn new(max_message_bytes: u64) -> NifResult<McpFramer> {
@@ -81,95 +59,79 @@ fn new(max_message_bytes: u64) -> NifResult<McpFramer> {
         resource: ResourceArc::new(FramerResource(Mutex::new(state))),
         generation: 0,
         max_message_bytes,
-        buffered_bytes: 0,
     })
 }
 
 /// Feeds a chunk on a normal scheduler, or returns `:continue_dirty`
-/// (changing nothing) when that would take too long.
+/// (changing nothing) when the chunk is too large for one.
 #[rustler::nif]
-fn feed<'a>(env: Env<'a>, framer: McpFramer, chunk: Binary<'a>) -> NifResult<Term<'a>> {
-    feed_within(env, framer, chunk, NORMAL)
+fn feed<'a>(env: Env<'a>, framer: Term<'a>, chunk: Binary<'a>) -> NifResult<Term<'a>> {
+    if chunk.len() > NORMAL_CHUNK_MAX {
+        return Ok(atoms::continue_dirty().encode(env));
+    }
+    feed_chunk(env, framer, chunk)
 }
 
 #[rustler::nif(schedule = "DirtyCpu")]
-fn feed_dirty<'a>(env: Env<'a>, framer: McpFramer, chunk: Binary<'a>) -> NifResult<Term<'a>> {
-    feed_within(env, framer, chunk, DIRTY)
+fn feed_dirty<'a>(env: Env<'a>, framer: Term<'a>, chunk: Binary<'a>) -> NifResult<Term<'a>> {
+    feed_chunk(env, framer, chunk)
 }
 
 #[rustler::nif]
-fn buffered_bytes(framer: McpFramer) -> NifResult<u64> {
-    let state = lock(&framer)?;
+fn buffered_bytes(framer: Term) -> NifResult<u64> {
+    let (state, _) = lock(framer)?;
     Ok(state.framer.held() as u64)
 }
 
-fn lock(framer: &McpFramer) -> Result<std::sync::MutexGuard<'_, State>, FramerError> {
+/// Locks the framer's state, if `framer` is its latest value.
+fn lock<'a>(framer: Term<'a>) -> NifResult<(MutexGuard<'a, State>, u64)> {
+    let resource: &FramerResource = framer.map_get(atoms::resource())?.decode()?;
+    let generation: u64 = framer.map_get(atoms::generation())?.decode()?;
     // A scheduler thread must never wait for a lock: a second process loses.
-    let state = framer.resource.0.try_lock().map_err(|error| match error {
+    let state = resource.0.try_lock().map_err(|error| match error {
         TryLockError::WouldBlock => FramerError::Busy,
         TryLockError::Poisoned(_) => FramerError::Poisoned,
     })?;
-    if state.generation != framer.generation {
-        return Err(FramerError::Stale);
+    if state.generation != generation {
+        return Err(FramerError::Stale.into());
     }
-    Ok(state)
+    Ok((state, generation))
 }
 
-fn feed_within<'a>(
-    env: Env<'a>,
-    framer: McpFramer,
-    chunk: Binary<'a>,
-    budget: Budget,
-) -> NifResult<Term<'a>> {
-    let mut state = lock(&framer)?;
-    if chunk.len() > budget.chunk_bytes {
-        return Ok(atoms::continue_dirty().encode(env));
-    }
-
+fn feed_chunk<'a>(env: Env<'a>, framer: Term<'a>, chunk: Binary<'a>) -> NifResult<Term<'a>> {
+    let (mut state, generation) = lock(framer)?;
     let State {
         framer: core,
         held,
-        generation,
+        generation: current,
     } = &mut *state;
+
     let mut messages: Vec<Term<'a>> = Vec::new();
     let fed = core.feed(chunk.as_slice(), |message| {
-        if messages.len() == budget.messages {
-            return Err(Stop::OverBudget);
-        }
         let binary = match message {
+            Message::Inside { start, end } if end - start <= HEAP_BINARY_MAX => {
+                NewBinary::from_slice(env, &chunk.as_slice()[start..end]).into()
+            }
             Message::Inside { start, end } => chunk
                 .make_subbinary(start, end - start)
-                .map_err(|_| Stop::Failed(FramerError::HeldMismatch))?,
-            Message::Joined { held: n, .. } if n > budget.join_bytes => {
-                return Err(Stop::OverBudget)
+                .map_err(|_| FramerError::HeldMismatch)?,
+            Message::Joined { held: n, end } => {
+                held.take_message(env, n, &chunk.as_slice()[..end])?
             }
-            Message::Joined { held: n, end } => held
-                .join(env, n, &chunk.as_slice()[..end])
-                .map_err(Stop::Failed)?,
         };
         messages.push(binary.to_term(env));
-        Ok(())
-    });
-    let fed = match fed {
-        Ok(fed) => fed,
-        Err(Stop::OverBudget) => return Ok(atoms::continue_dirty().encode(env)),
-        Err(Stop::Failed(error)) => return Err(error.into()),
-    };
+        Ok::<(), FramerError>(())
+    })?;
 
     if fed.released_held {
         held.clear();
     }
     if let Some(from) = fed.hold_from {
-        held.push(&chunk, from);
+        held.push(&chunk.as_slice()[from..], core.cap().saturating_add(1));
     }
-    *generation += 1;
+    *current = generation + 1;
 
-    let next = McpFramer {
-        resource: framer.resource.clone(),
-        generation: *generation,
-        max_message_bytes: framer.max_message_bytes,
-        buffered_bytes: core.held() as u64,
-    };
+    let next = framer.map_update(atoms::generation(), *current)?;
     let list = messages
         .iter()
         .rev()
