@@ -1,0 +1,190 @@
+defmodule McpFramerTest do
+  use ExUnit.Case, async: true
+  doctest McpFramer
+
+  describe "options" do
+    test "max_message_bytes must be a positive integer" do
+      for bad <- [0, -1, 1.5, :big, "8", nil, 2 ** 64] do
+        assert_raise ArgumentError, ~r/:max_message_bytes to be a positive integer/, fn ->
+          McpFramer.new(max_message_bytes: bad)
+        end
+      end
+    end
+
+    test "an unknown option is named in the error" do
+      assert_raise ArgumentError, ~r/unknown McpFramer option\(s\) \[:max_bytes\]/, fn ->
+        McpFramer.new(max_bytes: 10)
+      end
+    end
+
+    test "options that are not a keyword list are refused" do
+      for bad <- [%{max_message_bytes: 1}, :max_message_bytes, [1, 2], "opts"] do
+        assert_raise ArgumentError, ~r/expects a keyword list of options/, fn ->
+          McpFramer.new(bad)
+        end
+      end
+    end
+  end
+
+  describe "bad arguments" do
+    test "a chunk that is not a binary raises and the framer still works" do
+      framer = McpFramer.new()
+      {:ok, [], framer} = McpFramer.feed(framer, "par")
+
+      for bad <- [~c"tial\n", <<1::3>>, 42, nil, {:chunk, "x"}] do
+        assert_raise ArgumentError, ~r/expects a binary chunk/, fn ->
+          McpFramer.feed(framer, bad)
+        end
+      end
+
+      assert {:ok, ["partial"], _} = McpFramer.feed(framer, "tial\n")
+    end
+
+    test "a framer argument that is not a framer raises" do
+      for bad <- [
+            nil,
+            make_ref(),
+            %{resource: make_ref(), generation: 0},
+            McpFramer.PureFramer.new()
+          ] do
+        assert_raise ArgumentError, ~r/expected a framer from McpFramer.new\/1/, fn ->
+          McpFramer.feed(bad, "x\n")
+        end
+
+        assert_raise ArgumentError, ~r/expected a framer from McpFramer.new\/1/, fn ->
+          McpFramer.buffered_bytes(bad)
+        end
+      end
+    end
+  end
+
+  describe "mutable state, pure semantics" do
+    test "feeding a superseded framer raises a stale error" do
+      old = McpFramer.new()
+      {:ok, [], new} = McpFramer.feed(old, "a")
+      assert_raise ArgumentError, ~r/stale McpFramer/, fn -> McpFramer.feed(old, "b\n") end
+      assert {:ok, ["a"], _} = McpFramer.feed(new, "\n")
+    end
+
+    test "asking a superseded framer for buffered_bytes raises a stale error" do
+      old = McpFramer.new()
+      {:ok, [], new} = McpFramer.feed(old, "abc")
+      assert_raise ArgumentError, ~r/stale McpFramer/, fn -> McpFramer.buffered_bytes(old) end
+      assert McpFramer.buffered_bytes(new) == 3
+    end
+
+    test "a framer handed to another process is fed there" do
+      {:ok, [], framer} = McpFramer.feed(McpFramer.new(), "{\"id\":")
+      parent = self()
+      spawn(fn -> send(parent, McpFramer.feed(framer, "1}\n")) end)
+      assert_receive {:ok, ["{\"id\":1}"], _}
+    end
+
+    test "processes racing on one framer: one wins, the others get ArgumentError" do
+      chunk = :binary.copy("{\"jsonrpc\":\"2.0\"}\n", 200_000)
+      framer = McpFramer.new()
+
+      results =
+        1..4
+        |> Enum.map(fn _ ->
+          Task.async(fn ->
+            try do
+              {:ok, messages, _} = McpFramer.feed(framer, chunk)
+              {:won, length(messages)}
+            rescue
+              error in ArgumentError -> {:lost, error.message}
+            end
+          end)
+        end)
+        |> Task.await_many(30_000)
+
+      assert [{:won, 200_000}] = for({:won, _} = won <- results, do: won)
+
+      for {:lost, message} <- results do
+        assert message =~ ~r/stale McpFramer|being fed by another process/
+      end
+    end
+  end
+
+  describe "inspect" do
+    test "shows the buffered bytes and the cap, never the held bytes" do
+      {:ok, [], framer} = McpFramer.feed(McpFramer.new(max_message_bytes: 100), "secret")
+      assert inspect(framer) == "#McpFramer<buffered_bytes: 6, max_message_bytes: 100>"
+    end
+
+    test "marks a superseded framer as stale instead of raising" do
+      old = McpFramer.new(max_message_bytes: 100)
+      {:ok, [], _new} = McpFramer.feed(old, "x")
+      assert inspect(old) == "#McpFramer<stale, max_message_bytes: 100>"
+    end
+  end
+
+  describe "stream/2" do
+    test "frames any enumerable of chunks lazily" do
+      chunks = Stream.map(["a\nb", "c\r\n", "\nd"], &send_and_return(&1, self()))
+      stream = McpFramer.stream(chunks)
+      refute_received {:pulled, _}
+      assert Enum.take(stream, 1) == ["a"]
+      assert_received {:pulled, "a\nb"}
+      refute_received {:pulled, "c\r\n"}
+    end
+
+    test "frames a file read in fixed-size chunks" do
+      path =
+        Path.join(System.tmp_dir!(), "mcp_framer_stream_#{System.unique_integer([:positive])}")
+
+      File.write!(path, "{\"id\":1}\r\n\n{\"id\":2}\npartial")
+      on_exit(fn -> File.rm(path) end)
+
+      assert path |> File.stream!([], 3) |> McpFramer.stream() |> Enum.to_list() ==
+               ["{\"id\":1}", "{\"id\":2}"]
+    end
+
+    test "on_oversize: :skip drops oversized lines" do
+      assert McpFramer.stream(["ok\ntoo long\n", "yes\n"], max_message_bytes: 3) |> Enum.to_list() ==
+               ["ok", "yes"]
+    end
+
+    test "on_oversize: :raise emits the chunk's messages, then raises" do
+      stream =
+        McpFramer.stream(["ok\ntoo long\nyes\n", "never\n"],
+          max_message_bytes: 3,
+          on_oversize: :raise
+        )
+
+      parent = self()
+
+      assert_raise McpFramer.MessageTooLargeError,
+                   ~r/longer than max_message_bytes \(3 bytes\)/,
+                   fn ->
+                     Enum.each(stream, &send(parent, {:message, &1}))
+                   end
+
+      assert_received {:message, "ok"}
+      assert_received {:message, "yes"}
+      refute_received {:message, "never"}
+    end
+
+    test "on_oversize: :raise raises at the end when the last chunk was oversized" do
+      stream = McpFramer.stream(["ok\ntoo long"], max_message_bytes: 3, on_oversize: :raise)
+      assert_raise McpFramer.MessageTooLargeError, fn -> Enum.to_list(stream) end
+    end
+
+    test "bad options raise when the stream is built" do
+      assert_raise ArgumentError, ~r/:on_oversize to be :skip or :raise/, fn ->
+        McpFramer.stream([], on_oversize: :ignore)
+      end
+
+      assert_raise ArgumentError, ~r/positive integer/, fn ->
+        McpFramer.stream([], max_message_bytes: 0)
+      end
+
+      assert_raise ArgumentError, ~r/keyword list/, fn -> McpFramer.stream([], :raise) end
+    end
+  end
+
+  defp send_and_return(chunk, pid) do
+    send(pid, {:pulled, chunk})
+    chunk
+  end
+end

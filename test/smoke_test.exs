@@ -1,4 +1,0 @@
-defmodule SmokeTest do
-  use ExUnit.Case
-  doctest McpFramer
-end
