@@ -28,3 +28,6 @@ elixir-tests:
 
 demo: tools
 	mix run examples/demo.exs $(SERVER)
+
+bench: tools
+	MIX_ENV=prod mix run bench/run.exs
