@@ -118,10 +118,7 @@ defmodule McpFramer do
   @spec feed(t(), binary()) ::
           {:ok, [binary()], t()} | {:error, :message_too_large, [binary()], t()}
   def feed(%__MODULE__{} = framer, chunk) when is_binary(chunk) do
-    case Native.feed(framer, chunk) do
-      :continue_dirty -> Native.feed_dirty(framer, chunk)
-      result -> result
-    end
+    framer |> Native.feed(chunk) |> continue(framer, chunk, [], :ok)
   end
 
   def feed(%__MODULE__{}, chunk) do
@@ -129,6 +126,35 @@ defmodule McpFramer do
   end
 
   def feed(framer, _chunk), do: raise(not_a_framer(framer))
+
+  # The NIF returns early rather than hold a normal scheduler too long: it
+  # asks for a dirty scheduler before touching a large chunk, or pauses after
+  # a number of messages with the state as if the chunk had ended there.
+  defp continue(:continue_dirty, framer, chunk, acc, tag) do
+    framer |> Native.feed_dirty(chunk) |> continue(framer, chunk, acc, tag)
+  end
+
+  defp continue({:continue, part_tag, messages, framer, consumed}, _framer, chunk, acc, tag) do
+    rest = binary_part(chunk, consumed, byte_size(chunk) - consumed)
+    tag = if part_tag == :error, do: :error, else: tag
+    framer |> Native.feed(rest) |> continue(framer, rest, [messages | acc], tag)
+  end
+
+  defp continue(result, _framer, _chunk, [], :ok), do: result
+
+  defp continue(result, _framer, _chunk, acc, tag) do
+    {messages, framer} =
+      case result do
+        {:ok, messages, framer} -> {messages, framer}
+        {:error, :message_too_large, messages, framer} -> {messages, framer}
+      end
+
+    messages = Enum.reduce(acc, messages, &(&1 ++ &2))
+
+    if tag == :error or elem(result, 0) == :error,
+      do: {:error, :message_too_large, messages, framer},
+      else: {:ok, messages, framer}
+  end
 
   @doc """
   Bytes held for an incomplete message (0 while discarding an oversized one).

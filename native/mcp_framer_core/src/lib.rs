@@ -54,6 +54,9 @@ pub struct Fed {
     pub released_held: bool,
     /// `chunk[from..]` is an unfinished message: append it to the held bytes.
     pub hold_from: Option<usize>,
+    /// How much of the chunk the feed consumed: all of it, unless it paused
+    /// (see [`Framer::feed_some`]); the rest is fed as a chunk of its own.
+    pub consumed: usize,
 }
 
 /// The framing state. It is `Copy`: a few integers and flags.
@@ -119,14 +122,34 @@ impl Framer {
     pub fn feed<E>(
         &mut self,
         chunk: &[u8],
+        emit: impl FnMut(Message) -> Result<(), E>,
+    ) -> Result<Fed, E> {
+        self.feed_some(chunk, usize::MAX, emit)
+    }
+
+    /// Like [`Framer::feed`], but pauses right after the `\n` of the
+    /// `max_messages`-th message. The state is then exactly as if the chunk
+    /// had ended there, so feeding `chunk[fed.consumed..]` next gives the
+    /// same messages as one call would have: the caller can give its thread
+    /// back in between. Every byte is still searched once.
+    pub fn feed_some<E>(
+        &mut self,
+        chunk: &[u8],
+        max_messages: usize,
         mut emit: impl FnMut(Message) -> Result<(), E>,
     ) -> Result<Fed, E> {
         let cap = self.cap.get();
         let mut next = *self;
         let mut fed = Fed::default();
         let mut line_start = 0;
+        let mut emitted = 0;
+        let mut chunk = chunk;
 
         for newline in memchr::memchr_iter(b'\n', chunk) {
+            if emitted == max_messages {
+                chunk = &chunk[..line_start];
+                break;
+            }
             let cr = newline > line_start && chunk[newline - 1] == b'\r';
             let end = newline - usize::from(cr);
 
@@ -143,6 +166,7 @@ impl Framer {
                     fed.oversize += 1;
                 } else if !message.is_empty() {
                     emit(message)?;
+                    emitted += 1;
                 }
             } else {
                 let message = Message::Inside {
@@ -153,6 +177,7 @@ impl Framer {
                     fed.oversize += 1;
                 } else if !message.is_empty() {
                     emit(message)?;
+                    emitted += 1;
                 }
             }
             line_start = newline + 1;
@@ -176,6 +201,7 @@ impl Framer {
             }
         }
 
+        fed.consumed = chunk.len();
         next.searched += chunk.len() as u64;
         *self = next;
         Ok(fed)

@@ -189,3 +189,42 @@ fn joined_messages_name_the_held_prefix_and_the_chunk_end() {
     assert!(fed.released_held);
     assert_eq!(fed.hold_from, Some(1));
 }
+
+#[test]
+fn a_paused_feed_resumed_with_the_rest_gives_the_messages_of_one_feed() {
+    let chunk = b"a\n\nb\r\ntoolong\nc\nd\ne";
+    let (whole, whole_oversize) = frame(4, &[b"x", chunk]);
+    for max_messages in 1..5 {
+        let mut framer = Framer::new(NonZeroUsize::new(4).unwrap());
+        let mut messages = Vec::new();
+        let mut oversize = 0;
+        let mut rest: &[u8] = chunk;
+        let mut held = b"x".to_vec();
+        framer.feed(b"x", |_| Ok::<(), ()>(())).unwrap();
+        while !rest.is_empty() {
+            let fed = framer
+                .feed_some(rest, max_messages, |m| {
+                    messages.push(match m {
+                        Message::Inside { start, end } => rest[start..end].to_vec(),
+                        Message::Joined { held: n, end } => [&held[..n], &rest[..end]].concat(),
+                    });
+                    Ok::<(), ()>(())
+                })
+                .unwrap();
+            if fed.released_held {
+                held.clear();
+            }
+            if let Some(from) = fed.hold_from {
+                held.extend_from_slice(&rest[from..fed.consumed]);
+            }
+            oversize += fed.oversize;
+            rest = &rest[fed.consumed..];
+        }
+        assert_eq!(
+            (&messages, oversize),
+            (&whole, whole_oversize),
+            "max {max_messages}"
+        );
+        assert_eq!(framer.bytes_searched(), 1 + chunk.len() as u64);
+    }
+}

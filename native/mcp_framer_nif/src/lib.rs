@@ -6,12 +6,16 @@ mod held;
 use error::FramerError;
 use held::HeldBytes;
 use mcp_framer_core::{Framer, Message};
-use rustler::{Binary, Encoder, Env, NewBinary, NifResult, NifStruct, Resource, ResourceArc, Term};
+use rustler::schedule::consume_timeslice;
+use rustler::{Binary, Encoder, Env, NifResult, NifStruct, Resource, ResourceArc, Term};
 use std::num::NonZeroUsize;
 use std::sync::{Mutex, MutexGuard, TryLockError};
 
 mod atoms {
-    rustler::atoms! { ok, error, message_too_large, continue_dirty, resource, generation }
+    rustler::atoms! {
+        ok, error, message_too_large, continue_dirty, resource, generation,
+        paused = "continue",
+    }
 }
 
 struct State {
@@ -40,9 +44,10 @@ struct McpFramer {
 /// decision needs no search, so each chunk is still searched exactly once.
 const NORMAL_CHUNK_MAX: usize = 64 * 1024;
 
-/// Messages up to this size are copied into heap binaries: smaller on the
-/// process heap than a sub-binary, and they do not pin the chunk.
-const HEAP_BINARY_MAX: usize = 64;
+/// A normal-scheduler call pauses after this many messages (about 0.2 ms of
+/// work) and returns `{:continue, ...}`; the Elixir side feeds the rest of
+/// the chunk in a new call, so the process can be descheduled in between.
+const NORMAL_MESSAGES_MAX: usize = 4096;
 
 #[rustler::nif]
 fn new(max_message_bytes: u64) -> NifResult<McpFramer> {
@@ -62,19 +67,20 @@ fn new(max_message_bytes: u64) -> NifResult<McpFramer> {
     })
 }
 
-/// Feeds a chunk on a normal scheduler, or returns `:continue_dirty`
-/// (changing nothing) when the chunk is too large for one.
+/// Feeds a chunk on a normal scheduler. Returns `:continue_dirty` (changing
+/// nothing) when the chunk is too large for one, and
+/// `{:continue, tag, messages, framer, consumed}` when it paused.
 #[rustler::nif]
 fn feed<'a>(env: Env<'a>, framer: Term<'a>, chunk: Binary<'a>) -> NifResult<Term<'a>> {
     if chunk.len() > NORMAL_CHUNK_MAX {
         return Ok(atoms::continue_dirty().encode(env));
     }
-    feed_chunk(env, framer, chunk)
+    feed_chunk(env, framer, chunk, NORMAL_MESSAGES_MAX)
 }
 
 #[rustler::nif(schedule = "DirtyCpu")]
 fn feed_dirty<'a>(env: Env<'a>, framer: Term<'a>, chunk: Binary<'a>) -> NifResult<Term<'a>> {
-    feed_chunk(env, framer, chunk)
+    feed_chunk(env, framer, chunk, usize::MAX)
 }
 
 #[rustler::nif]
@@ -98,7 +104,12 @@ fn lock<'a>(framer: Term<'a>) -> NifResult<(MutexGuard<'a, State>, u64)> {
     Ok((state, generation))
 }
 
-fn feed_chunk<'a>(env: Env<'a>, framer: Term<'a>, chunk: Binary<'a>) -> NifResult<Term<'a>> {
+fn feed_chunk<'a>(
+    env: Env<'a>,
+    framer: Term<'a>,
+    chunk: Binary<'a>,
+    max_messages: usize,
+) -> NifResult<Term<'a>> {
     let (mut state, generation) = lock(framer)?;
     let State {
         framer: core,
@@ -107,11 +118,8 @@ fn feed_chunk<'a>(env: Env<'a>, framer: Term<'a>, chunk: Binary<'a>) -> NifResul
     } = &mut *state;
 
     let mut messages: Vec<Term<'a>> = Vec::new();
-    let fed = core.feed(chunk.as_slice(), |message| {
+    let fed = core.feed_some(chunk.as_slice(), max_messages, |message| {
         let binary = match message {
-            Message::Inside { start, end } if end - start <= HEAP_BINARY_MAX => {
-                NewBinary::from_slice(env, &chunk.as_slice()[start..end]).into()
-            }
             Message::Inside { start, end } => chunk
                 .make_subbinary(start, end - start)
                 .map_err(|_| FramerError::HeldMismatch)?,
@@ -127,7 +135,10 @@ fn feed_chunk<'a>(env: Env<'a>, framer: Term<'a>, chunk: Binary<'a>) -> NifResul
         held.clear();
     }
     if let Some(from) = fed.hold_from {
-        held.push(&chunk.as_slice()[from..], core.cap().saturating_add(1));
+        held.push(
+            &chunk.as_slice()[from..fed.consumed],
+            core.cap().saturating_add(1),
+        );
     }
     *current = generation + 1;
 
@@ -138,10 +149,19 @@ fn feed_chunk<'a>(env: Env<'a>, framer: Term<'a>, chunk: Binary<'a>) -> NifResul
         .fold(Term::list_new_empty(env), |list, message| {
             list.list_prepend(*message)
         });
-    Ok(if fed.oversize > 0 {
-        (atoms::error(), atoms::message_too_large(), list, next).encode(env)
+    let tag = if fed.oversize > 0 {
+        atoms::error()
     } else {
-        (atoms::ok(), list, next).encode(env)
+        atoms::ok()
+    };
+    if fed.consumed < chunk.len() {
+        consume_timeslice(env, 100);
+        return Ok((atoms::paused(), tag, list, next, fed.consumed).encode(env));
+    }
+    Ok(if fed.oversize > 0 {
+        (tag, atoms::message_too_large(), list, next).encode(env)
+    } else {
+        (tag, list, next).encode(env)
     })
 }
 
