@@ -62,14 +62,17 @@ defmodule McpFramer do
   chunk, without copying. A sub-binary keeps its whole chunk alive (up to
   64 KiB for a Port) for as long as the message is referenced. If you keep
   small messages for a long time, store `:binary.copy/1` of them instead.
-  A message that spans chunks is copied once, into a binary of its own.
+  A message that spans chunks is copied once, as its pieces arrive, into a
+  buffer that becomes the message. Past 64 KiB that buffer is allocated at
+  the cap + 1 bytes: memory is only used for the pages written, but the
+  message reserves the cap in address space until it is collected.
 
   ## Schedulers
 
-  A feed that would take more than about half a millisecond (a chunk over
-  1 MiB, more than 25,000 messages, or the completion of a message that was
-  held across chunks for over 1 MiB) runs on a dirty CPU scheduler, so the
-  normal schedulers stay responsive.
+  A chunk over 64 KiB is framed on a dirty CPU scheduler. A smaller chunk is
+  framed on the calling scheduler, in calls of at most 4096 messages each,
+  so the process can be descheduled between them. Each byte is still
+  searched once.
   """
 
   alias McpFramer.Native
