@@ -85,12 +85,12 @@ fn feed_dirty<'a>(env: Env<'a>, framer: Term<'a>, chunk: Binary<'a>) -> NifResul
 
 #[rustler::nif]
 fn buffered_bytes(framer: Term) -> NifResult<u64> {
-    let (state, _) = lock(framer)?;
+    let state = lock(framer)?;
     Ok(state.framer.held() as u64)
 }
 
 /// Locks the framer's state, if `framer` is its latest value.
-fn lock<'a>(framer: Term<'a>) -> NifResult<(MutexGuard<'a, State>, u64)> {
+fn lock<'a>(framer: Term<'a>) -> NifResult<MutexGuard<'a, State>> {
     let resource: &FramerResource = framer.map_get(atoms::resource())?.decode()?;
     let generation: u64 = framer.map_get(atoms::generation())?.decode()?;
     // A scheduler thread must never wait for a lock: a second process loses.
@@ -101,7 +101,7 @@ fn lock<'a>(framer: Term<'a>) -> NifResult<(MutexGuard<'a, State>, u64)> {
     if state.generation != generation {
         return Err(FramerError::Stale.into());
     }
-    Ok((state, generation))
+    Ok(state)
 }
 
 fn feed_chunk<'a>(
@@ -110,11 +110,11 @@ fn feed_chunk<'a>(
     chunk: Binary<'a>,
     max_messages: usize,
 ) -> NifResult<Term<'a>> {
-    let (mut state, generation) = lock(framer)?;
+    let mut state = lock(framer)?;
     let State {
         framer: core,
         held,
-        generation: current,
+        generation,
     } = &mut *state;
 
     let mut messages: Vec<Term<'a>> = Vec::new();
@@ -140,9 +140,9 @@ fn feed_chunk<'a>(
             core.cap().saturating_add(1),
         );
     }
-    *current = generation + 1;
+    *generation += 1;
 
-    let next = framer.map_update(atoms::generation(), *current)?;
+    let next = framer.map_update(atoms::generation(), *generation)?;
     let list = messages
         .iter()
         .rev()
