@@ -1,0 +1,161 @@
+//! Properties over random streams, caps and cuts. The fuzz target in `fuzz/`
+//! checks the same things with coverage guidance where nightly Rust exists.
+
+use mcp_framer_core::{BufferedFramer, Framer, Message};
+use proptest::prelude::*;
+use std::convert::Infallible;
+use std::num::NonZeroUsize;
+
+/// What a whole stream frames to, whatever its cuts.
+#[derive(Debug, PartialEq, Eq)]
+struct Outcome {
+    messages: Vec<Vec<u8>>,
+    oversize: usize,
+    held: usize,
+    discarding: bool,
+}
+
+/// The rules read straight off the documentation, over the whole stream at
+/// once: no state carried between chunks, nothing clever.
+fn model(stream: &[u8], cap: usize) -> Outcome {
+    let mut lines: Vec<&[u8]> = stream.split(|&b| b == b'\n').collect();
+    let tail = lines.pop().unwrap_or_default();
+    let mut outcome = Outcome {
+        messages: Vec::new(),
+        oversize: 0,
+        held: 0,
+        discarding: false,
+    };
+    for line in lines {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.len() > cap {
+            outcome.oversize += 1;
+        } else if !line.is_empty() {
+            outcome.messages.push(line.to_vec());
+        }
+    }
+    // An unfinished line is held, unless it is already certain to be too
+    // long: a trailing `\r` may still be stripped, so it does not count.
+    if tail.strip_suffix(b"\r").unwrap_or(tail).len() > cap {
+        outcome.oversize += 1;
+        outcome.discarding = true;
+    } else {
+        outcome.held = tail.len();
+    }
+    outcome
+}
+
+/// Feeds `stream` cut at `cuts` (positions, in any order, out of range
+/// ignored), checking the state invariants after every feed.
+fn frame(stream: &[u8], cap: usize, cuts: &[usize]) -> Outcome {
+    let mut cuts: Vec<usize> = cuts.iter().copied().filter(|&c| c < stream.len()).collect();
+    cuts.sort_unstable();
+    cuts.push(stream.len());
+
+    let mut framer = BufferedFramer::new(NonZeroUsize::new(cap).unwrap());
+    let mut messages = Vec::new();
+    let mut oversize = 0;
+    let mut start = 0;
+    for cut in cuts {
+        let (found, over) = framer.feed(&stream[start..cut]);
+        messages.extend(found);
+        oversize += over;
+        start = cut;
+        assert_invariants(framer.framer(), start);
+    }
+    Outcome {
+        messages,
+        oversize,
+        held: framer.framer().held(),
+        discarding: framer.framer().is_discarding(),
+    }
+}
+
+fn assert_invariants(framer: &Framer, fed: usize) {
+    assert!(framer.held() <= framer.cap() + 1, "held more than cap + 1");
+    assert!(
+        !framer.is_discarding() || framer.held() == 0,
+        "held while discarding"
+    );
+    assert_eq!(framer.bytes_searched(), fed as u64, "searched a byte twice");
+}
+
+/// Streams rich in the bytes the rules care about, with any byte at all.
+fn stream() -> impl Strategy<Value = Vec<u8>> {
+    let byte = prop_oneof![
+        4 => Just(b'a'),
+        2 => Just(b'\n'),
+        2 => Just(b'\r'),
+        1 => any::<u8>(),
+    ];
+    prop::collection::vec(byte, 0..400)
+}
+
+fn cap() -> impl Strategy<Value = usize> {
+    prop_oneof![1usize..8, 1usize..64, 1usize..1024]
+}
+
+fn cuts() -> impl Strategy<Value = Vec<usize>> {
+    prop::collection::vec(0usize..400, 0..40)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(4096))]
+
+    #[test]
+    fn every_way_of_cutting_a_stream_frames_it_the_same(
+        stream in stream(), cap in cap(), a in cuts(), b in cuts(),
+    ) {
+        prop_assert_eq!(frame(&stream, cap, &a), frame(&stream, cap, &b));
+    }
+
+    #[test]
+    fn framing_matches_the_simple_model(stream in stream(), cap in cap(), cuts in cuts()) {
+        prop_assert_eq!(frame(&stream, cap, &cuts), model(&stream, cap));
+    }
+
+    #[test]
+    fn byte_at_a_time_matches_the_simple_model(stream in stream(), cap in cap()) {
+        let every_byte: Vec<usize> = (1..stream.len()).collect();
+        prop_assert_eq!(frame(&stream, cap, &every_byte), model(&stream, cap));
+    }
+
+    #[test]
+    fn pausing_after_any_message_count_changes_nothing(
+        stream in stream(), cap in cap(), cuts in cuts(), max_messages in 1usize..5,
+    ) {
+        let mut cuts = cuts;
+        cuts.retain(|&c| c < stream.len());
+        cuts.sort_unstable();
+        cuts.push(stream.len());
+
+        let mut framer = Framer::new(NonZeroUsize::new(cap).unwrap());
+        let mut lengths = Vec::new();
+        let mut oversize = 0;
+        let mut start = 0;
+        for cut in cuts {
+            let mut chunk = &stream[start..cut];
+            loop {
+                let fed = framer
+                    .feed_some(chunk, max_messages, |m: Message| {
+                        lengths.push(m.len());
+                        Ok::<(), Infallible>(())
+                    })
+                    .unwrap_or_else(|never| match never {});
+                oversize += fed.oversize;
+                prop_assert!(fed.consumed > 0 || chunk.is_empty());
+                chunk = &chunk[fed.consumed..];
+                if chunk.is_empty() {
+                    break;
+                }
+            }
+            start = cut;
+            assert_invariants(&framer, start);
+        }
+        let expected = model(&stream, cap);
+        let expected_lengths: Vec<usize> = expected.messages.iter().map(Vec::len).collect();
+        prop_assert_eq!(lengths, expected_lengths);
+        prop_assert_eq!(oversize, expected.oversize);
+        prop_assert_eq!(framer.held(), expected.held);
+    }
+}
