@@ -1,0 +1,99 @@
+defmodule McpFramer.DifferentialTest do
+  # McpFramer against the pure-Elixir baseline on random streams cut at
+  # random points: after every feed both must return the same tag, the same
+  # messages and the same buffered_bytes. Seeded; reproduce a failure with
+  # the FRAMER_SEED it prints.
+  use ExUnit.Case, async: true
+
+  alias McpFramer.PureFramer
+
+  @cases 10_000
+
+  test "McpFramer and the baseline agree on every feed of #{@cases} random streams" do
+    seed = seed()
+
+    for n <- 1..@cases do
+      :rand.seed(:exsss, {seed, n, 0})
+      cap = cap()
+      stream = stream(cap)
+      chunks = cut(stream)
+      where = "FRAMER_SEED=#{seed} (case #{n}, cap #{cap}, chunks #{inspect(chunks)})"
+
+      compare(
+        McpFramer.new(max_message_bytes: cap),
+        PureFramer.new(max_message_bytes: cap),
+        chunks,
+        where
+      )
+    end
+  end
+
+  defp seed do
+    case System.get_env("FRAMER_SEED") do
+      nil -> :rand.uniform(1_000_000_000)
+      seed -> String.to_integer(seed)
+    end
+  end
+
+  defp compare(_nif, _pure, [], _where), do: :ok
+
+  defp compare(nif, pure, [chunk | chunks], where) do
+    {nif_tag, nif_messages, nif} = split(McpFramer.feed(nif, chunk))
+    {pure_tag, pure_messages, pure} = split(PureFramer.feed(pure, chunk))
+
+    assert {nif_tag, nif_messages, McpFramer.buffered_bytes(nif)} ==
+             {pure_tag, pure_messages, PureFramer.buffered_bytes(pure)},
+           "differs at chunk #{inspect(chunk)}; reproduce with #{where}"
+
+    compare(nif, pure, chunks, where)
+  end
+
+  defp split({:ok, messages, framer}), do: {:ok, messages, framer}
+  defp split({:error, :message_too_large, messages, framer}), do: {:error, messages, framer}
+
+  # Mostly small caps, so lines near and over the cap are common.
+  defp cap do
+    case :rand.uniform(3) do
+      1 -> :rand.uniform(8)
+      2 -> :rand.uniform(64)
+      3 -> :rand.uniform(1024)
+    end
+  end
+
+  defp stream(cap) do
+    pieces = for _ <- 1..:rand.uniform(24), do: piece(cap)
+    IO.iodata_to_binary(pieces)
+  end
+
+  defp piece(cap) do
+    case :rand.uniform(9) do
+      1 -> "\n"
+      2 -> "\r\n"
+      3 -> "\r"
+      4 -> :binary.copy("\n", :rand.uniform(3))
+      5 -> :binary.copy("x", max(cap + :rand.uniform(5) - 3, 0))
+      6 -> :binary.copy("y", :rand.uniform(3 * cap))
+      7 -> :rand.bytes(:rand.uniform(32))
+      8 -> ~s({"jsonrpc":"2.0","id":#{:rand.uniform(99)}}\n)
+      9 -> "a\r\r"
+    end
+  end
+
+  # Cuts at random points: single bytes, small pieces, large pieces, and
+  # sometimes an empty chunk.
+  defp cut(<<>>), do: [<<>>]
+
+  defp cut(stream) do
+    size =
+      case :rand.uniform(4) do
+        1 -> 1
+        2 -> :rand.uniform(8)
+        3 -> :rand.uniform(256)
+        4 -> 0
+      end
+
+    size = min(size, byte_size(stream))
+    <<chunk::binary-size(size), rest::binary>> = stream
+    if rest == <<>>, do: [chunk], else: [chunk | cut(rest)]
+  end
+end
