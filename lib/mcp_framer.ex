@@ -114,6 +114,9 @@ defmodule McpFramer do
   messages, framer}` when the chunk held an oversized line (see the module
   docs). Use the returned framer from now on: the one passed in is stale.
 
+  Raises `ArgumentError`, changing nothing, when `chunk` is not a binary or
+  `framer` is not the latest value from `new/1` or `feed/2`.
+
       iex> framer = McpFramer.new(max_message_bytes: 3)
       iex> {:error, :message_too_large, ["ok"], framer} = McpFramer.feed(framer, "ok\\ntoo long\\n")
       iex> {:ok, ["yes"], _framer} = McpFramer.feed(framer, "yes\\n")
@@ -182,6 +185,9 @@ defmodule McpFramer do
 
   Bytes after the last newline are an incomplete message and are dropped.
 
+  Raises `ArgumentError` at once for bad options or a `chunks` that is not
+  enumerable, and when the stream is run, for a chunk that is not a binary.
+
       iex> ["a\\nb", "c\\r\\n", "\\n", "partial"] |> McpFramer.stream() |> Enum.to_list()
       ["a", "bc"]
   """
@@ -189,6 +195,11 @@ defmodule McpFramer do
   def stream(chunks, opts \\ []) do
     {on_oversize, framer_opts} = pop_on_oversize!(opts)
     validate_options!(framer_opts)
+
+    if Enumerable.impl_for(chunks) == nil do
+      raise ArgumentError,
+            "McpFramer.stream/2 expects an enumerable of binary chunks, got: #{inspect(chunks)}"
+    end
 
     Stream.transform(
       chunks,

@@ -2,62 +2,6 @@ defmodule McpFramerTest do
   use ExUnit.Case, async: true
   doctest McpFramer
 
-  describe "options" do
-    test "max_message_bytes must be a positive integer" do
-      for bad <- [0, -1, 1.5, :big, "8", nil, 2 ** 64] do
-        assert_raise ArgumentError, ~r/:max_message_bytes to be a positive integer/, fn ->
-          McpFramer.new(max_message_bytes: bad)
-        end
-      end
-    end
-
-    test "an unknown option is named in the error" do
-      assert_raise ArgumentError, ~r/unknown McpFramer option\(s\) \[:max_bytes\]/, fn ->
-        McpFramer.new(max_bytes: 10)
-      end
-    end
-
-    test "options that are not a keyword list are refused" do
-      for bad <- [%{max_message_bytes: 1}, :max_message_bytes, [1, 2], "opts"] do
-        assert_raise ArgumentError, ~r/expects a keyword list of options/, fn ->
-          McpFramer.new(bad)
-        end
-      end
-    end
-  end
-
-  describe "bad arguments" do
-    test "a chunk that is not a binary raises and the framer still works" do
-      framer = McpFramer.new()
-      {:ok, [], framer} = McpFramer.feed(framer, "par")
-
-      for bad <- [~c"tial\n", <<1::3>>, 42, nil, {:chunk, "x"}] do
-        assert_raise ArgumentError, ~r/expects a binary chunk/, fn ->
-          McpFramer.feed(framer, bad)
-        end
-      end
-
-      assert {:ok, ["partial"], _} = McpFramer.feed(framer, "tial\n")
-    end
-
-    test "a framer argument that is not a framer raises" do
-      for bad <- [
-            nil,
-            make_ref(),
-            %{resource: make_ref(), generation: 0},
-            McpFramer.PureFramer.new()
-          ] do
-        assert_raise ArgumentError, ~r/expected a framer from McpFramer.new\/1/, fn ->
-          McpFramer.feed(bad, "x\n")
-        end
-
-        assert_raise ArgumentError, ~r/expected a framer from McpFramer.new\/1/, fn ->
-          McpFramer.buffered_bytes(bad)
-        end
-      end
-    end
-  end
-
   describe "mutable state, pure semantics" do
     test "feeding a superseded framer raises a stale error" do
       old = McpFramer.new()
@@ -168,18 +112,6 @@ defmodule McpFramerTest do
     test "on_oversize: :raise raises at the end when the last chunk was oversized" do
       stream = McpFramer.stream(["ok\ntoo long"], max_message_bytes: 3, on_oversize: :raise)
       assert_raise McpFramer.MessageTooLargeError, fn -> Enum.to_list(stream) end
-    end
-
-    test "bad options raise when the stream is built" do
-      assert_raise ArgumentError, ~r/:on_oversize to be :skip or :raise/, fn ->
-        McpFramer.stream([], on_oversize: :ignore)
-      end
-
-      assert_raise ArgumentError, ~r/positive integer/, fn ->
-        McpFramer.stream([], max_message_bytes: 0)
-      end
-
-      assert_raise ArgumentError, ~r/keyword list/, fn -> McpFramer.stream([], :raise) end
     end
   end
 

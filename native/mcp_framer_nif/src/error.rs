@@ -11,6 +11,8 @@ struct ArgumentError {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FramerError {
+    /// A `%McpFramer{}` whose `resource` or `generation` field was altered.
+    NotAFramer,
     /// A later `feed/2` superseded this framer value.
     Stale,
     /// Another process holds the framer's lock right now.
@@ -29,6 +31,10 @@ pub enum FramerError {
 impl FramerError {
     fn message(self) -> &'static str {
         match self {
+            FramerError::NotAFramer => {
+                "expected a framer from McpFramer.new/1, got a %McpFramer{} \
+                 whose fields were altered"
+            }
             FramerError::Stale => {
                 "stale McpFramer: a later feed/2 has superseded this value; \
                  use the framer returned by the most recent feed/2"

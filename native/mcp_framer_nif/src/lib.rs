@@ -91,8 +91,13 @@ fn buffered_bytes(framer: Term) -> NifResult<u64> {
 
 /// Locks the framer's state, if `framer` is its latest value.
 fn lock<'a>(framer: Term<'a>) -> NifResult<MutexGuard<'a, State>> {
-    let resource: &FramerResource = framer.map_get(atoms::resource())?.decode()?;
-    let generation: u64 = framer.map_get(atoms::generation())?.decode()?;
+    let field = |key| framer.map_get(key).map_err(|_| FramerError::NotAFramer);
+    let resource: &FramerResource = field(atoms::resource())?
+        .decode()
+        .map_err(|_| FramerError::NotAFramer)?;
+    let generation: u64 = field(atoms::generation())?
+        .decode()
+        .map_err(|_| FramerError::NotAFramer)?;
     // A scheduler thread must never wait for a lock: a second process loses.
     let state = resource.0.try_lock().map_err(|error| match error {
         TryLockError::WouldBlock => FramerError::Busy,
