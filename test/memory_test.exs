@@ -1,0 +1,106 @@
+defmodule McpFramer.MemoryTest do
+  # Memory is read from :erlang.memory(:binary), which counts NIF resources
+  # and the held buffers as well as ordinary binaries. Not async, so no other
+  # test allocates binaries meanwhile.
+  use ExUnit.Case, async: false
+
+  @kib 1024
+  @mib 1024 * 1024
+  @chunk :binary.copy("x", 64 * @kib)
+
+  test "held memory never exceeds the cap plus one chunk" do
+    cap = 4 * @mib
+    framer = McpFramer.new(max_message_bytes: cap)
+    before = binary_memory()
+
+    # Grow a partial message to cap - 1 bytes, one chunk at a time.
+    {framer, peak} =
+      Enum.reduce(1..div(cap, byte_size(@chunk)), {framer, 0}, fn n, {framer, peak} ->
+        chunk =
+          if n == div(cap, byte_size(@chunk)), do: binary_part(@chunk, 1, 65_535), else: @chunk
+
+        {:ok, [], framer} = McpFramer.feed(framer, chunk)
+        {framer, max(peak, binary_memory() - before)}
+      end)
+
+    assert McpFramer.buffered_bytes(framer) == cap - 1
+    assert peak > div(cap, 2), "the held bytes were not counted: peak #{peak}"
+    assert peak <= cap + byte_size(@chunk), "held #{peak} bytes for a cap of #{cap}"
+
+    # The line goes over the cap: its bytes are let go at once.
+    {:error, :message_too_large, [], framer} = McpFramer.feed(framer, "yy")
+    assert McpFramer.buffered_bytes(framer) == 0
+    assert binary_memory() - before < 64 * @kib
+  end
+
+  test "discarding a 1 GiB line fed in 64 KiB chunks holds constant memory" do
+    framer = McpFramer.new()
+    chunks = div(1024 * @mib, byte_size(@chunk))
+    before = binary_memory()
+
+    # Past the 8 MiB cap the framer discards; sample memory from then on.
+    {framer, peak} =
+      Enum.reduce(1..chunks, {framer, 0}, fn n, {framer, peak} ->
+        framer = feed_any(framer, @chunk)
+
+        peak =
+          if n > 129 and rem(n, 256) == 0, do: max(peak, binary_memory() - before), else: peak
+
+        {framer, peak}
+      end)
+
+    assert peak < 256 * @kib, "held #{peak} bytes while discarding"
+    assert McpFramer.buffered_bytes(framer) == 0
+    assert {:ok, ["next"], _} = McpFramer.feed(framer, "\nnext\n")
+  end
+
+  test "200,000 framers' memory is freed when they are garbage collected" do
+    before = binary_memory()
+
+    parent = self()
+
+    {pid, ref} =
+      spawn_monitor(fn ->
+        framers =
+          for _ <- 1..200_000 do
+            {:ok, [], framer} = McpFramer.feed(McpFramer.new(), "{\"partial\":")
+            framer
+          end
+
+        send(parent, :built)
+        receive do: (:exit -> length(framers))
+      end)
+
+    # Each framer is a resource, plus a buffer for its partial message.
+    assert_receive :built, 60_000
+    used = binary_memory() - before
+    assert used > 200_000 * 256, "200,000 framers use only #{used} bytes?"
+
+    send(pid, :exit)
+    assert_receive {:DOWN, ^ref, :process, ^pid, :normal}, 60_000
+
+    left = wait_until(fn -> binary_memory() - before end, &(&1 < div(used, 100)))
+    assert left < div(used, 100), "#{left} of #{used} bytes still allocated"
+  end
+
+  defp feed_any(framer, chunk) do
+    case McpFramer.feed(framer, chunk) do
+      {:ok, [], framer} -> framer
+      {:error, :message_too_large, [], framer} -> framer
+    end
+  end
+
+  defp binary_memory, do: :erlang.memory(:binary)
+
+  # Polls for up to 10 s until `done?` holds for `measure`; returns the last value.
+  defp wait_until(measure, done?, tries \\ 200) do
+    value = measure.()
+
+    if done?.(value) or tries == 0 do
+      value
+    else
+      Process.sleep(50)
+      wait_until(measure, done?, tries - 1)
+    end
+  end
+end
