@@ -23,31 +23,6 @@ defmodule McpFramerTest do
       spawn(fn -> send(parent, McpFramer.feed(framer, "1}\n")) end)
       assert_receive {:ok, ["{\"id\":1}"], _}
     end
-
-    test "processes racing on one framer: one wins, the others get ArgumentError" do
-      chunk = :binary.copy("{\"jsonrpc\":\"2.0\"}\n", 200_000)
-      framer = McpFramer.new()
-
-      results =
-        1..4
-        |> Enum.map(fn _ ->
-          Task.async(fn ->
-            try do
-              {:ok, messages, _} = McpFramer.feed(framer, chunk)
-              {:won, length(messages)}
-            rescue
-              error in ArgumentError -> {:lost, error.message}
-            end
-          end)
-        end)
-        |> Task.await_many(30_000)
-
-      assert [{:won, 200_000}] = for({:won, _} = won <- results, do: won)
-
-      for {:lost, message} <- results do
-        assert message =~ ~r/stale McpFramer|being fed by another process/
-      end
-    end
   end
 
   describe "inspect" do
