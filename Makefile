@@ -35,7 +35,13 @@ fuzz:
 	mkdir -p fuzz/corpus/feed fuzz/artifacts
 	fuzz/target/$(HOST)/release/feed -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -artifact_prefix=fuzz/artifacts/ fuzz/corpus/feed
 
-elixir-tests:
+# The MCP reference server for the integration tests, pinned by its lock file.
+EVERYTHING := test/mcp_server/node_modules/.package-lock.json
+$(EVERYTHING): test/mcp_server/package-lock.json
+	@if command -v npm >/dev/null; then test/mcp_server/setup.sh; \
+	else echo "npm not found: the server-everything integration tests will be skipped"; fi
+
+elixir-tests: $(EVERYTHING)
 	mix format --check-formatted
 	MIX_ENV=test mix compile --warnings-as-errors
 	mix test --warnings-as-errors
