@@ -62,17 +62,25 @@ defmodule McpFramer do
   chunk, without copying. A sub-binary keeps its whole chunk alive (up to
   64 KiB for a Port) for as long as the message is referenced. If you keep
   small messages for a long time, store `:binary.copy/1` of them instead.
-  A message that spans chunks is copied once, as its pieces arrive, into a
-  buffer that becomes the message. Past 64 KiB that buffer is allocated at
-  the cap + 1 bytes: memory is only used for the pages written, but the
-  message reserves the cap in address space until it is collected.
+
+  A message that spans chunks is copied once. Pieces under 16 KiB are
+  copied as they arrive into a buffer that becomes the message; past
+  64 KiB that buffer is allocated at the cap + 1 bytes (at most 64 MiB),
+  of which only the pages written use memory. Larger pieces are not copied
+  but referenced: the framer keeps their chunks alive and copies them once,
+  into a binary of the message's exact size, when the message completes.
+  An oversized line is dropped without its referenced bytes ever being
+  copied. Either way a framer holds at most the cap plus one chunk. If the
+  BEAM cannot allocate a buffer, the message is discarded like an
+  oversized one.
 
   ## Schedulers
 
-  A chunk over 64 KiB is framed on a dirty CPU scheduler. A smaller chunk is
-  framed on the calling scheduler, in calls of at most 4096 messages each,
-  so the process can be descheduled between them. Each byte is still
-  searched once.
+  A chunk over 4 MiB, or a feed that may have to copy over 4 MiB of
+  referenced bytes into a completed message, runs on a dirty CPU
+  scheduler. Anything else runs on the calling scheduler, in calls of at
+  most 8192 messages each, so the process can be descheduled between them.
+  Each byte is still searched once.
   """
 
   alias McpFramer.Native

@@ -28,6 +28,51 @@ defmodule McpFramer.DifferentialTest do
     end
   end
 
+  # Large messages exercise the other ways of holding bytes: a buffer
+  # reserved past 64 KiB for small pieces, and chunk references for pieces
+  # of 16 KiB and more, mixed in one message.
+  test "McpFramer and the baseline agree on 300 random streams of large messages" do
+    seed = seed()
+
+    for n <- 1..300 do
+      :rand.seed(:exsss, {seed, n, 1})
+      cap = :rand.uniform(256 * 1024)
+      pieces = for _ <- 1..:rand.uniform(6), do: large_piece(cap)
+      chunks = cut_large(IO.iodata_to_binary(pieces))
+      where = "FRAMER_SEED=#{seed} (large case #{n}, cap #{cap}, #{length(chunks)} chunks)"
+
+      compare(
+        McpFramer.new(max_message_bytes: cap),
+        PureFramer.new(max_message_bytes: cap),
+        chunks,
+        where
+      )
+    end
+  end
+
+  defp large_piece(cap) do
+    case :rand.uniform(4) do
+      1 -> :binary.copy("L", max(cap + :rand.uniform(5) - 3, 0)) <> "\r\n"
+      2 -> :binary.copy("M", :rand.uniform(2 * cap)) <> "\n"
+      3 -> :rand.bytes(:rand.uniform(64))
+      4 -> "\n"
+    end
+  end
+
+  # Chunks of 1 byte to 80 KiB, so pieces fall on both sides of 16 KiB.
+  defp cut_large(<<>>), do: []
+
+  defp cut_large(stream) do
+    size =
+      min(
+        Enum.random([1, 100, 4096, 20_000, 65_536, 81_920]) |> :rand.uniform(),
+        byte_size(stream)
+      )
+
+    <<chunk::binary-size(size), rest::binary>> = stream
+    [chunk | cut_large(rest)]
+  end
+
   defp seed do
     case System.get_env("FRAMER_SEED") do
       nil -> :rand.uniform(1_000_000_000)

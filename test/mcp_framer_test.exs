@@ -2,6 +2,25 @@ defmodule McpFramerTest do
   use ExUnit.Case, async: true
   doctest McpFramer
 
+  describe "huge caps" do
+    test "a cap far beyond memory reserves only what messages need" do
+      # 64 KiB chunks are referenced, 4 KiB chunks copied into a buffer.
+      for cap <- [2 ** 50, 2 ** 64 - 1], size <- [64 * 1024, 4 * 1024] do
+        chunk = :binary.copy("x", size)
+        framer = McpFramer.new(max_message_bytes: cap)
+
+        framer =
+          Enum.reduce(1..div(2 * 1024 * 1024, size), framer, fn _, framer ->
+            {:ok, [], framer} = McpFramer.feed(framer, chunk)
+            framer
+          end)
+
+        assert {:ok, [message], _} = McpFramer.feed(framer, "\n")
+        assert byte_size(message) == 2 * 1024 * 1024
+      end
+    end
+  end
+
   describe "mutable state, pure semantics" do
     test "feeding a superseded framer raises a stale error" do
       old = McpFramer.new()

@@ -110,6 +110,16 @@ impl Framer {
         self.searched
     }
 
+    /// Gives up the unfinished message as if it were oversized: for a caller
+    /// that cannot hold it (out of memory). The rest of its line will be
+    /// discarded.
+    pub fn discard_held(&mut self) {
+        if self.held > 0 {
+            self.held = 0;
+            self.discarding = true;
+        }
+    }
+
     /// Searches `chunk` once and calls `emit` for each message it finishes,
     /// in order.
     ///

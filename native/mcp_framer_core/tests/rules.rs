@@ -228,3 +228,26 @@ fn a_paused_feed_resumed_with_the_rest_gives_the_messages_of_one_feed() {
         assert_eq!(framer.bytes_searched(), 1 + chunk.len() as u64);
     }
 }
+
+#[test]
+fn a_held_message_given_up_is_discarded_through_its_newline() {
+    let mut framer = Framer::new(NonZeroUsize::new(100).unwrap());
+    let mut lengths = Vec::new();
+    let mut feed = |framer: &mut Framer, chunk: &[u8]| {
+        framer
+            .feed(chunk, |m| {
+                lengths.push(m.len());
+                Ok::<(), ()>(())
+            })
+            .unwrap()
+    };
+    feed(&mut framer, b"{\"lost\":");
+    framer.discard_held();
+    assert_eq!((framer.held(), framer.is_discarding()), (0, true));
+    feed(&mut framer, b"1}\n{}\n");
+    assert_eq!(lengths, [2]);
+
+    // With nothing held there is nothing to give up.
+    framer.discard_held();
+    assert!(!framer.is_discarding());
+}

@@ -40,14 +40,27 @@ struct McpFramer {
 }
 
 /// A normal scheduler should get its thread back within about a millisecond.
-/// A chunk larger than this is framed on a dirty CPU scheduler instead. The
-/// decision needs no search, so each chunk is still searched exactly once.
-const NORMAL_CHUNK_MAX: usize = 64 * 1024;
+/// Work that may take longer runs on a dirty CPU scheduler instead: a chunk
+/// over this size (searching it takes over 0.2 ms, and its messages make a
+/// heap too large to collect quickly)...
+const NORMAL_CHUNK_MAX: usize = 4 * 1024 * 1024;
 
-/// A normal-scheduler call pauses after this many messages (about 0.2 ms of
-/// work) and returns `{:continue, ...}`; the Elixir side feeds the rest of
-/// the chunk in a new call, so the process can be descheduled in between.
-const NORMAL_MESSAGES_MAX: usize = 4096;
+/// ...or a feed that may complete a message with this many referenced bytes
+/// still to copy (see `held`). Both are known before searching, so each
+/// chunk is still searched once.
+const NORMAL_REFERENCED_MAX: usize = 4 * 1024 * 1024;
+
+/// A normal-scheduler call pauses after this many messages (about 0.3 ms of
+/// work) and returns `{:continue, tag, messages, framer, consumed}`, with
+/// the state exactly as if the chunk had ended there. The Elixir side feeds
+/// the rest in a new call, so the process can be descheduled in between.
+const NORMAL_MESSAGES_MAX: usize = 8192;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Scheduler {
+    Normal,
+    Dirty,
+}
 
 #[rustler::nif]
 fn new(max_message_bytes: u64) -> NifResult<McpFramer> {
@@ -67,20 +80,17 @@ fn new(max_message_bytes: u64) -> NifResult<McpFramer> {
     })
 }
 
-/// Feeds a chunk on a normal scheduler. Returns `:continue_dirty` (changing
-/// nothing) when the chunk is too large for one, and
+/// Feeds a chunk on a normal scheduler: returns `:continue_dirty` (changing
+/// nothing) when the work is too large for one, and
 /// `{:continue, tag, messages, framer, consumed}` when it paused.
 #[rustler::nif]
 fn feed<'a>(env: Env<'a>, framer: Term<'a>, chunk: Binary<'a>) -> NifResult<Term<'a>> {
-    if chunk.len() > NORMAL_CHUNK_MAX {
-        return Ok(atoms::continue_dirty().encode(env));
-    }
-    feed_chunk(env, framer, chunk, NORMAL_MESSAGES_MAX)
+    feed_chunk(env, framer, chunk, Scheduler::Normal)
 }
 
 #[rustler::nif(schedule = "DirtyCpu")]
 fn feed_dirty<'a>(env: Env<'a>, framer: Term<'a>, chunk: Binary<'a>) -> NifResult<Term<'a>> {
-    feed_chunk(env, framer, chunk, usize::MAX)
+    feed_chunk(env, framer, chunk, Scheduler::Dirty)
 }
 
 #[rustler::nif]
@@ -113,7 +123,7 @@ fn feed_chunk<'a>(
     env: Env<'a>,
     framer: Term<'a>,
     chunk: Binary<'a>,
-    max_messages: usize,
+    scheduler: Scheduler,
 ) -> NifResult<Term<'a>> {
     let mut state = lock(framer)?;
     let State {
@@ -121,6 +131,16 @@ fn feed_chunk<'a>(
         held,
         generation,
     } = &mut *state;
+
+    let max_messages = match scheduler {
+        Scheduler::Normal
+            if chunk.len() > NORMAL_CHUNK_MAX || held.referenced() > NORMAL_REFERENCED_MAX =>
+        {
+            return Ok(atoms::continue_dirty().encode(env));
+        }
+        Scheduler::Normal => NORMAL_MESSAGES_MAX,
+        Scheduler::Dirty => usize::MAX,
+    };
 
     let mut messages: Vec<Term<'a>> = Vec::new();
     let fed = core.feed_some(chunk.as_slice(), max_messages, |message| {
@@ -139,11 +159,18 @@ fn feed_chunk<'a>(
     if fed.released_held {
         held.clear();
     }
+    let mut oversize = fed.oversize;
     if let Some(from) = fed.hold_from {
-        held.push(
-            &chunk.as_slice()[from..fed.consumed],
-            core.cap().saturating_add(1),
-        );
+        if held
+            .push(env, chunk, from..fed.consumed, core.cap().saturating_add(1))
+            .is_err()
+        {
+            // Without memory to hold it, the message is lost like an
+            // oversized one, and the rest of its line is skipped.
+            held.clear();
+            core.discard_held();
+            oversize += 1;
+        }
     }
     *generation += 1;
 
@@ -154,7 +181,7 @@ fn feed_chunk<'a>(
         .fold(Term::list_new_empty(env), |list, message| {
             list.list_prepend(*message)
         });
-    let tag = if fed.oversize > 0 {
+    let tag = if oversize > 0 {
         atoms::error()
     } else {
         atoms::ok()
@@ -163,7 +190,7 @@ fn feed_chunk<'a>(
         consume_timeslice(env, 100);
         return Ok((atoms::paused(), tag, list, next, fed.consumed).encode(env));
     }
-    Ok(if fed.oversize > 0 {
+    Ok(if oversize > 0 {
         (tag, atoms::message_too_large(), list, next).encode(env)
     } else {
         (tag, list, next).encode(env)
