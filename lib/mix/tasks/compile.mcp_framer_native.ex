@@ -5,7 +5,7 @@ defmodule Mix.Tasks.Compile.McpFramerNative do
   the library to `priv/native/`, where `McpFramer.Native` loads it.
 
   Cargo runs only when a file under `native/`, `Cargo.toml` or `Cargo.lock`
-  is newer than the library in `priv/native/`. `mix.exs` requires this file
+  is not older than the library in `priv/native/`. `mix.exs` requires this file
   before the project compiles, since Mix needs the compiler first.
   """
   use Mix.Task.Compiler
@@ -31,7 +31,9 @@ defmodule Mix.Tasks.Compile.McpFramerNative do
 
   defp up_to_date?(target) do
     case File.stat(target, time: :posix) do
-      {:ok, %{mtime: built}} -> Enum.all?(sources(), &(mtime(&1) <= built))
+      # Whole seconds: a source saved in the second of the last build is
+      # taken as newer, and cargo, which tracks changes exactly, decides.
+      {:ok, %{mtime: built}} -> Enum.all?(sources(), &(mtime(&1) < built))
       {:error, _} -> false
     end
   end
