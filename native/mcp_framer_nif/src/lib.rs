@@ -7,6 +7,7 @@ use error::FramerError;
 use held::HeldBytes;
 use mcp_framer_core::{Framer, Message};
 use rustler::schedule::consume_timeslice;
+use rustler::sys::{enif_make_list_from_array, ErlNifTerm};
 use rustler::{Binary, Encoder, Env, NifResult, NifStruct, Resource, ResourceArc, Term};
 use std::num::NonZeroUsize;
 use std::sync::{Mutex, MutexGuard, TryLockError};
@@ -23,6 +24,9 @@ struct State {
     held: HeldBytes,
     /// Bumped by every feed; a `%McpFramer{}` carrying another number is stale.
     generation: u64,
+    /// The messages of the current call, kept between calls so that building
+    /// the list allocates nothing but the list. Empty between calls.
+    messages: Vec<ErlNifTerm>,
 }
 
 pub struct FramerResource(Mutex<State>);
@@ -72,6 +76,7 @@ fn new(max_message_bytes: u64) -> NifResult<McpFramer> {
         framer: Framer::new(cap),
         held: HeldBytes::default(),
         generation: 0,
+        messages: Vec::new(),
     };
     Ok(McpFramer {
         resource: ResourceArc::new(FramerResource(Mutex::new(state))),
@@ -130,6 +135,7 @@ fn feed_chunk<'a>(
         framer: core,
         held,
         generation,
+        messages,
     } = &mut *state;
 
     let max_messages = match scheduler {
@@ -139,10 +145,11 @@ fn feed_chunk<'a>(
             return Ok(atoms::continue_dirty().encode(env));
         }
         Scheduler::Normal => NORMAL_MESSAGES_MAX,
-        Scheduler::Dirty => usize::MAX,
+        // A list is built from at most u32::MAX terms at once.
+        Scheduler::Dirty => u32::MAX as usize,
     };
 
-    let mut messages: Vec<Term<'a>> = Vec::new();
+    messages.clear();
     let fed = core.feed_some(chunk.as_slice(), max_messages, |message| {
         let binary = match message {
             Message::Inside { start, end } => chunk
@@ -152,7 +159,7 @@ fn feed_chunk<'a>(
                 held.take_message(env, n, &chunk.as_slice()[..end])?
             }
         };
-        messages.push(binary.to_term(env));
+        messages.push(binary.to_term(env).as_c_arg());
         Ok::<(), FramerError>(())
     })?;
 
@@ -175,12 +182,13 @@ fn feed_chunk<'a>(
     *generation += 1;
 
     let next = framer.map_update(atoms::generation(), *generation)?;
-    let list = messages
-        .iter()
-        .rev()
-        .fold(Term::list_new_empty(env), |list, message| {
-            list.list_prepend(*message)
-        });
+    // SAFETY: every element is a term made in `env` during this call.
+    let list = unsafe {
+        let list =
+            enif_make_list_from_array(env.as_c_arg(), messages.as_ptr(), messages.len() as u32);
+        Term::new(env, list)
+    };
+    messages.clear();
     let tag = if oversize > 0 {
         atoms::error()
     } else {
