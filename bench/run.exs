@@ -102,7 +102,9 @@ defmodule Bench do
     IO.puts(header)
     IO.puts("|---|---:|---:|---:|---:|---:|")
 
-    results = Enum.map(workloads(), &measure/1)
+    # BENCH_ONLY="4 MiB" runs only the workloads whose name contains it.
+    only = System.get_env("BENCH_ONLY", "")
+    results = for {name, _, _, _} = w <- workloads(), name =~ only, do: measure(w)
 
     for r <- results do
       ratio = r.elixir / r.nif

@@ -112,7 +112,8 @@ defmodule McpFramer do
   """
   @spec new(keyword()) :: t()
   def new(opts \\ []) do
-    opts |> validate_options!() |> Native.new()
+    cap = validate_options!(opts)
+    %__MODULE__{resource: Native.new(cap), generation: 0, max_message_bytes: cap}
   end
 
   @doc """
@@ -131,44 +132,53 @@ defmodule McpFramer do
   """
   @spec feed(t(), binary()) ::
           {:ok, [binary()], t()} | {:error, :message_too_large, [binary()], t()}
-  def feed(%__MODULE__{} = framer, chunk) when is_binary(chunk) do
-    framer |> Native.feed(chunk) |> continue(framer, chunk, [], :ok)
+  def feed(%__MODULE__{resource: resource, generation: generation} = framer, chunk)
+      when is_binary(chunk) do
+    resource |> Native.feed(generation, chunk) |> finish(framer, chunk, [], :ok)
   end
 
-  def feed(%__MODULE__{}, chunk) do
+  def feed(%__MODULE__{resource: _, generation: _}, chunk) do
     raise ArgumentError, "McpFramer.feed/2 expects a binary chunk, got: #{inspect(chunk)}"
   end
 
   def feed(framer, _chunk), do: raise(not_a_framer(framer))
 
-  # The NIF returns early rather than hold a normal scheduler too long: it
-  # asks for a dirty scheduler before touching a large chunk, or pauses after
-  # a number of messages with the state as if the chunk had ended there.
-  defp continue(:continue_dirty, framer, chunk, acc, tag) do
-    framer |> Native.feed_dirty(chunk) |> continue(framer, chunk, acc, tag)
+  # Every successful NIF call advances the state's generation by one, and
+  # the struct follows. The NIF returns early rather than hold a normal
+  # scheduler too long: it asks for a dirty scheduler before touching a
+  # large chunk, or pauses after a number of messages with the state as if
+  # the chunk had ended there.
+  defp finish({:ok, messages}, framer, _chunk, [], :ok), do: {:ok, messages, advance(framer)}
+
+  defp finish(:continue_dirty, framer, chunk, acc, tag) do
+    framer.resource
+    |> Native.feed_dirty(framer.generation, chunk)
+    |> finish(framer, chunk, acc, tag)
   end
 
-  defp continue({:continue, part_tag, messages, framer, consumed}, _framer, chunk, acc, tag) do
+  defp finish({:continue, part_tag, messages, consumed}, framer, chunk, acc, tag) do
+    framer = advance(framer)
     rest = binary_part(chunk, consumed, byte_size(chunk) - consumed)
-    tag = if part_tag == :error, do: :error, else: tag
-    framer |> Native.feed(rest) |> continue(framer, rest, [messages | acc], tag)
+
+    framer.resource
+    |> Native.feed(framer.generation, rest)
+    |> finish(framer, rest, [messages | acc], worst(tag, part_tag))
   end
 
-  defp continue(result, _framer, _chunk, [], :ok), do: result
-
-  defp continue(result, _framer, _chunk, acc, tag) do
-    {messages, framer} =
-      case result do
-        {:ok, messages, framer} -> {messages, framer}
-        {:error, :message_too_large, messages, framer} -> {messages, framer}
-      end
-
+  defp finish({last_tag, messages}, framer, _chunk, acc, tag) do
     messages = Enum.reduce(acc, messages, &(&1 ++ &2))
 
-    if tag == :error or elem(result, 0) == :error,
-      do: {:error, :message_too_large, messages, framer},
-      else: {:ok, messages, framer}
+    case worst(tag, last_tag) do
+      :ok -> {:ok, messages, advance(framer)}
+      :error -> {:error, :message_too_large, messages, advance(framer)}
+    end
   end
+
+  defp advance(%__MODULE__{generation: generation} = framer),
+    do: %{framer | generation: generation + 1}
+
+  defp worst(:ok, :ok), do: :ok
+  defp worst(_tag, _other), do: :error
 
   @doc """
   Bytes held for an incomplete message (0 while discarding an oversized one).
@@ -178,7 +188,9 @@ defmodule McpFramer do
       9
   """
   @spec buffered_bytes(t()) :: non_neg_integer()
-  def buffered_bytes(%__MODULE__{} = framer), do: Native.buffered_bytes(framer)
+  def buffered_bytes(%__MODULE__{resource: resource, generation: generation}),
+    do: Native.buffered_bytes(resource, generation)
+
   def buffered_bytes(framer), do: raise(not_a_framer(framer))
 
   @doc """
@@ -284,7 +296,9 @@ defmodule McpFramer do
   end
 
   defp not_a_framer(value) do
-    ArgumentError.exception("expected a framer from McpFramer.new/1, got: #{inspect(value)}")
+    # Raw, so that a damaged %McpFramer{} is shown as it is.
+    got = inspect(value, structs: false)
+    ArgumentError.exception("expected a framer from McpFramer.new/1, got: #{got}")
   end
 
   defimpl Inspect do
@@ -297,7 +311,7 @@ defmodule McpFramer do
           ArgumentError -> "stale"
         end
 
-      "#McpFramer<#{buffered}, max_message_bytes: #{framer.max_message_bytes}>"
+      "#McpFramer<#{buffered}, max_message_bytes: #{inspect(Map.get(framer, :max_message_bytes))}>"
     end
   end
 end

@@ -50,7 +50,7 @@ defmodule McpFramer.BadInputTest do
             {"a plain map", fn f -> Map.from_struct(f) end, @not_a_framer},
             {"the baseline framer", fn _ -> McpFramer.PureFramer.new() end, @not_a_framer},
             {"a forged resource", &%{&1 | resource: make_ref()}, @altered},
-            {"a missing resource", &Map.delete(&1, :resource), @altered},
+            {"a missing resource", &Map.delete(&1, :resource), @not_a_framer},
             {"a non-integer generation", &%{&1 | generation: "0"}, @altered},
             {"a negative generation", &%{&1 | generation: -1}, @altered},
             {"another framer's resource", &%{&1 | resource: McpFramer.new().resource}, ~r/stale/},

@@ -11,7 +11,7 @@ defmodule McpFramer.Native do
   end
 
   def new(_max_message_bytes), do: :erlang.nif_error(:nif_not_loaded)
-  def feed(_framer, _chunk), do: :erlang.nif_error(:nif_not_loaded)
-  def feed_dirty(_framer, _chunk), do: :erlang.nif_error(:nif_not_loaded)
-  def buffered_bytes(_framer), do: :erlang.nif_error(:nif_not_loaded)
+  def feed(_resource, _generation, _chunk), do: :erlang.nif_error(:nif_not_loaded)
+  def feed_dirty(_resource, _generation, _chunk), do: :erlang.nif_error(:nif_not_loaded)
+  def buffered_bytes(_resource, _generation), do: :erlang.nif_error(:nif_not_loaded)
 end

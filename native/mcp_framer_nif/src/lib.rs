@@ -8,13 +8,13 @@ use held::HeldBytes;
 use mcp_framer_core::{Framer, Message};
 use rustler::schedule::consume_timeslice;
 use rustler::sys::{enif_make_list_from_array, ErlNifTerm};
-use rustler::{Binary, Encoder, Env, NifResult, NifStruct, Resource, ResourceArc, Term};
+use rustler::{Binary, Encoder, Env, NifResult, Resource, ResourceArc, Term};
 use std::num::NonZeroUsize;
 use std::sync::{Mutex, MutexGuard, TryLockError};
 
 mod atoms {
     rustler::atoms! {
-        ok, error, message_too_large, continue_dirty, resource, generation,
+        ok, error, continue_dirty,
         paused = "continue",
     }
 }
@@ -33,15 +33,6 @@ pub struct FramerResource(Mutex<State>);
 
 #[rustler::resource_impl]
 impl Resource for FramerResource {}
-
-/// The `%McpFramer{}` struct, as `new/1` builds it.
-#[derive(NifStruct)]
-#[module = "McpFramer"]
-struct McpFramer {
-    resource: ResourceArc<FramerResource>,
-    generation: u64,
-    max_message_bytes: u64,
-}
 
 /// A normal scheduler should get its thread back within about a millisecond.
 /// Work that may take longer runs on a dirty CPU scheduler instead: a chunk
@@ -66,8 +57,10 @@ enum Scheduler {
     Dirty,
 }
 
+/// A new framer's state. `McpFramer` keeps it in its struct with the
+/// generation, 0, which every successful call advances by one.
 #[rustler::nif]
-fn new(max_message_bytes: u64) -> NifResult<McpFramer> {
+fn new(max_message_bytes: u64) -> NifResult<ResourceArc<FramerResource>> {
     let cap = usize::try_from(max_message_bytes)
         .ok()
         .and_then(NonZeroUsize::new)
@@ -78,41 +71,43 @@ fn new(max_message_bytes: u64) -> NifResult<McpFramer> {
         generation: 0,
         messages: Vec::new(),
     };
-    Ok(McpFramer {
-        resource: ResourceArc::new(FramerResource(Mutex::new(state))),
-        generation: 0,
-        max_message_bytes,
-    })
+    Ok(ResourceArc::new(FramerResource(Mutex::new(state))))
 }
 
-/// Feeds a chunk on a normal scheduler: returns `:continue_dirty` (changing
-/// nothing) when the work is too large for one, and
-/// `{:continue, tag, messages, framer, consumed}` when it paused.
+/// Feeds a chunk on a normal scheduler. Returns `{tag, messages}`, where the
+/// tag is `:error` if an oversized line was found; `:continue_dirty`
+/// (changing nothing) when the work is too large for a normal scheduler;
+/// and `{:continue, tag, messages, consumed}` when it paused.
 #[rustler::nif]
-fn feed<'a>(env: Env<'a>, framer: Term<'a>, chunk: Binary<'a>) -> NifResult<Term<'a>> {
-    feed_chunk(env, framer, chunk, Scheduler::Normal)
+fn feed<'a>(
+    env: Env<'a>,
+    resource: Term<'a>,
+    generation: Term<'a>,
+    chunk: Binary<'a>,
+) -> NifResult<Term<'a>> {
+    feed_chunk(env, lock(resource, generation)?, chunk, Scheduler::Normal)
 }
 
 #[rustler::nif(schedule = "DirtyCpu")]
-fn feed_dirty<'a>(env: Env<'a>, framer: Term<'a>, chunk: Binary<'a>) -> NifResult<Term<'a>> {
-    feed_chunk(env, framer, chunk, Scheduler::Dirty)
+fn feed_dirty<'a>(
+    env: Env<'a>,
+    resource: Term<'a>,
+    generation: Term<'a>,
+    chunk: Binary<'a>,
+) -> NifResult<Term<'a>> {
+    feed_chunk(env, lock(resource, generation)?, chunk, Scheduler::Dirty)
 }
 
 #[rustler::nif]
-fn buffered_bytes(framer: Term) -> NifResult<u64> {
-    let state = lock(framer)?;
-    Ok(state.framer.held() as u64)
+fn buffered_bytes<'a>(resource: Term<'a>, generation: Term<'a>) -> NifResult<u64> {
+    Ok(lock(resource, generation)?.framer.held() as u64)
 }
 
-/// Locks the framer's state, if `framer` is its latest value.
-fn lock<'a>(framer: Term<'a>) -> NifResult<MutexGuard<'a, State>> {
-    let field = |key| framer.map_get(key).map_err(|_| FramerError::NotAFramer);
-    let resource: &FramerResource = field(atoms::resource())?
-        .decode()
-        .map_err(|_| FramerError::NotAFramer)?;
-    let generation: u64 = field(atoms::generation())?
-        .decode()
-        .map_err(|_| FramerError::NotAFramer)?;
+/// Locks the framer's state, if `generation` is its latest. The arguments
+/// come from a `%McpFramer{}`, whose fields a caller may have altered.
+fn lock<'a>(resource: Term<'a>, generation: Term<'a>) -> NifResult<MutexGuard<'a, State>> {
+    let resource: &FramerResource = resource.decode().map_err(|_| FramerError::NotAFramer)?;
+    let generation: u64 = generation.decode().map_err(|_| FramerError::NotAFramer)?;
     // A scheduler thread must never wait for a lock: a second process loses.
     let state = resource.0.try_lock().map_err(|error| match error {
         TryLockError::WouldBlock => FramerError::Busy,
@@ -126,11 +121,10 @@ fn lock<'a>(framer: Term<'a>) -> NifResult<MutexGuard<'a, State>> {
 
 fn feed_chunk<'a>(
     env: Env<'a>,
-    framer: Term<'a>,
+    mut state: MutexGuard<'a, State>,
     chunk: Binary<'a>,
     scheduler: Scheduler,
 ) -> NifResult<Term<'a>> {
-    let mut state = lock(framer)?;
     let State {
         framer: core,
         held,
@@ -181,7 +175,6 @@ fn feed_chunk<'a>(
     }
     *generation += 1;
 
-    let next = framer.map_update(atoms::generation(), *generation)?;
     // SAFETY: every element is a term made in `env` during this call.
     let list = unsafe {
         let list =
@@ -196,13 +189,9 @@ fn feed_chunk<'a>(
     };
     if fed.consumed < chunk.len() {
         consume_timeslice(env, 100);
-        return Ok((atoms::paused(), tag, list, next, fed.consumed).encode(env));
+        return Ok((atoms::paused(), tag, list, fed.consumed).encode(env));
     }
-    Ok(if oversize > 0 {
-        (tag, atoms::message_too_large(), list, next).encode(env)
-    } else {
-        (tag, list, next).encode(env)
-    })
+    Ok((tag, list).encode(env))
 }
 
 rustler::init!("Elixir.McpFramer.Native");
