@@ -146,9 +146,11 @@ fn feed_chunk<'a>(
     messages.clear();
     let fed = core.feed_some(chunk.as_slice(), max_messages, |message| {
         let binary = match message {
-            Message::Inside { start, end } => chunk
-                .make_subbinary(start, end - start)
-                .map_err(|_| FramerError::HeldMismatch)?,
+            Message::Inside { start, end } if start <= end && end <= chunk.len() => {
+                // SAFETY: the range was just checked to lie within the chunk.
+                unsafe { chunk.make_subbinary_unchecked(start, end - start) }
+            }
+            Message::Inside { .. } => return Err(FramerError::HeldMismatch),
             Message::Joined { held: n, end } => {
                 held.take_message(env, n, &chunk.as_slice()[..end])?
             }
