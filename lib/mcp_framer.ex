@@ -70,7 +70,8 @@ defmodule McpFramer do
   but referenced: the framer keeps their chunks alive and copies them once,
   into a binary of the message's exact size, when the message completes.
   An oversized line is dropped without its referenced bytes ever being
-  copied. Either way a framer holds at most the cap plus one chunk. If the
+  copied. Either way a framer holds at most the cap plus one chunk (and
+  a 4 KiB page that aligns large buffers for fast copying). If the
   BEAM cannot allocate a buffer, the message is discarded like an
   oversized one.
 
