@@ -121,7 +121,7 @@ impl HeldBytes {
             self.assemble(&mut message.as_mut_slice()[..held])?;
             message.as_mut_slice()[held..].copy_from_slice(tail);
             message.into()
-        } else if self.pieces.is_empty() && self.capacity() <= SMALL_MAX {
+        } else if self.pieces.is_empty() {
             // The buffer becomes the message: no second copy.
             let start = self.start;
             let buffer = self.buffer.as_mut().ok_or(FramerError::HeldMismatch)?;
@@ -135,12 +135,9 @@ impl HeldBytes {
                 .make_subbinary(start, size)
                 .map_err(|_| FramerError::HeldMismatch)?
         } else {
-            // A reserved buffer is copied out and freed at once, so that the
-            // next message's reservation gets its memory back still mapped.
-            let first = self.pieces.first().map_or(self.copied_at(), |p| p.address);
-            let first_at = self.pieces.first().map_or(0, |p| p.after_copied);
+            let first = self.pieces[0].address;
             let mut whole = alloc(size + PAGE).map_err(|_| FramerError::OutOfMemory)?;
-            let start = away(&whole, first_at, first);
+            let start = away(&whole, self.pieces[0].after_copied, first);
             let message = &mut whole.as_mut_slice()[start..start + size];
             self.assemble(&mut message[..held])?;
             message[held..].copy_from_slice(tail);
@@ -167,13 +164,6 @@ impl HeldBytes {
                 chunks.clear();
             }
         }
-    }
-
-    /// Where the copied bytes are; only to choose an alignment.
-    fn copied_at(&self) -> usize {
-        self.buffer
-            .as_ref()
-            .map_or(0, |b| b.as_slice().as_ptr() as usize + self.start)
     }
 
     /// Held bytes kept as chunk references, to be copied on completion.
