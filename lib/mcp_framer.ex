@@ -80,8 +80,9 @@ defmodule McpFramer do
   A chunk over 4 MiB, or a feed that may have to copy over 4 MiB of
   referenced bytes into a completed message, runs on a dirty CPU
   scheduler. Anything else runs on the calling scheduler, in calls of at
-  most 8192 messages each, so the process can be descheduled between them.
-  Each byte is still searched once.
+  most 8192 messages each (2048 for chunks over 64 KiB, whose long lists
+  would outgrow the process heap), so the process can be descheduled
+  between them. Each byte is still searched once.
   """
 
   alias McpFramer.Native
