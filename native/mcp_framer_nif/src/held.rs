@@ -3,9 +3,11 @@
 //! A small piece (a chunk tail under `REF_MIN`) is copied at once, while its
 //! chunk is in cache, into a buffer that becomes the message when it
 //! completes. The buffer doubles up to `SMALL_MAX`; past that it is replaced
-//! once by one of the cap + 1 bytes, at most `RESERVE_MAX` (the BEAM resizes
-//! large binaries by copying, so growing in steps costs more than framing).
-//! Pages of it are only backed by memory once written.
+//! once by one of the cap + 1 bytes, but at most `RESERVE_MAX`, beyond which
+//! it doubles again. (The BEAM resizes large binaries by copying them, so
+//! growing in small steps costs more than the framing: 0.2x the baseline on
+//! 4 MiB messages in 4 KiB chunks.) Pages of a reserved buffer are only
+//! backed by memory once written.
 //!
 //! A large piece is not copied: the framer keeps a reference to its chunk,
 //! saved in a process-independent environment, and copies it once, into a

@@ -161,7 +161,8 @@ fn feed_chunk<'a>(
             }
             Message::Inside { .. } => return Err(FramerError::HeldMismatch),
             Message::Joined { held: n, end } => {
-                held.take_message(env, n, &chunk.as_slice()[..end])?
+                let tail = chunk.as_slice().get(..end);
+                held.take_message(env, n, tail.ok_or(FramerError::HeldMismatch)?)?
             }
         };
         messages.push(binary.to_term(env).as_c_arg());
