@@ -10,36 +10,32 @@ defmodule McpFramer.DifferentialTest do
   @cases 10_000
 
   test "McpFramer and the baseline agree on every feed of #{@cases} random streams" do
-    seed = seed()
-
-    for n <- 1..@cases do
-      :rand.seed(:exsss, {seed, n, 0})
+    run_cases(@cases, 0, fn ->
       cap = cap()
-      stream = stream(cap)
-      chunks = cut(stream)
-      where = "FRAMER_SEED=#{seed} (case #{n}, cap #{cap}, chunks #{inspect(chunks)})"
-
-      compare(
-        McpFramer.new(max_message_bytes: cap),
-        PureFramer.new(max_message_bytes: cap),
-        chunks,
-        where
-      )
-    end
+      {cap, cut(stream(cap))}
+    end)
   end
 
   # Large messages exercise the other ways of holding bytes: a buffer
   # reserved past 64 KiB for small pieces, and chunk references for pieces
   # of 16 KiB and more, mixed in one message.
   test "McpFramer and the baseline agree on 300 random streams of large messages" do
-    seed = seed()
-
-    for n <- 1..300 do
-      :rand.seed(:exsss, {seed, n, 1})
+    run_cases(300, 1, fn ->
       cap = :rand.uniform(256 * 1024)
       pieces = for _ <- 1..:rand.uniform(6), do: large_piece(cap)
-      chunks = cut_large(IO.iodata_to_binary(pieces))
-      where = "FRAMER_SEED=#{seed} (large case #{n}, cap #{cap}, #{length(chunks)} chunks)"
+      {cap, cut_large(IO.iodata_to_binary(pieces))}
+    end)
+  end
+
+  # Case n of a run is drawn from its own seed, so a failure names the
+  # FRAMER_SEED that reproduces it.
+  defp run_cases(count, run, draw) do
+    seed = seed()
+
+    for n <- 1..count do
+      :rand.seed(:exsss, {seed, n, run})
+      {cap, chunks} = draw.()
+      where = "FRAMER_SEED=#{seed} (case #{n}, cap #{cap}, chunks #{inspect(chunks, limit: 50)})"
 
       compare(
         McpFramer.new(max_message_bytes: cap),

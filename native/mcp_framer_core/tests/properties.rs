@@ -45,18 +45,23 @@ fn model(stream: &[u8], cap: usize) -> Outcome {
     outcome
 }
 
-/// Feeds `stream` cut at `cuts` (positions, in any order, out of range
-/// ignored), checking the state invariants after every feed.
-fn frame(stream: &[u8], cap: usize, cuts: &[usize]) -> Outcome {
-    let mut cuts: Vec<usize> = cuts.iter().copied().filter(|&c| c < stream.len()).collect();
-    cuts.sort_unstable();
-    cuts.push(stream.len());
+/// The ends of the chunks `stream` is cut into at `cuts` (positions in any
+/// order; those out of range are ignored).
+fn chunk_ends(stream: &[u8], cuts: &[usize]) -> Vec<usize> {
+    let mut ends: Vec<usize> = cuts.iter().copied().filter(|&c| c < stream.len()).collect();
+    ends.sort_unstable();
+    ends.push(stream.len());
+    ends
+}
 
+/// Feeds `stream` cut at `cuts`, checking the state invariants after every
+/// feed.
+fn frame(stream: &[u8], cap: usize, cuts: &[usize]) -> Outcome {
     let mut framer = BufferedFramer::new(NonZeroUsize::new(cap).unwrap());
     let mut messages = Vec::new();
     let mut oversize = 0;
     let mut start = 0;
-    for cut in cuts {
+    for cut in chunk_ends(stream, cuts) {
         let (found, over) = framer.feed(&stream[start..cut]);
         messages.extend(found);
         oversize += over;
@@ -124,16 +129,11 @@ proptest! {
     fn pausing_after_any_message_count_changes_nothing(
         stream in stream(), cap in cap(), cuts in cuts(), max_messages in 1usize..5,
     ) {
-        let mut cuts = cuts;
-        cuts.retain(|&c| c < stream.len());
-        cuts.sort_unstable();
-        cuts.push(stream.len());
-
         let mut framer = Framer::new(NonZeroUsize::new(cap).unwrap());
         let mut lengths = Vec::new();
         let mut oversize = 0;
         let mut start = 0;
-        for cut in cuts {
+        for cut in chunk_ends(&stream, &cuts) {
             let mut chunk = &stream[start..cut];
             loop {
                 let fed = framer
