@@ -16,6 +16,9 @@
 //!   That is detected as soon as it is certain; every byte up to and
 //!   including the next `\n` is then discarded.
 
+mod newlines;
+
+use newlines::newlines;
 use std::convert::Infallible;
 use std::num::NonZeroUsize;
 
@@ -128,7 +131,7 @@ impl Framer {
     /// NIF uses this to move long work to a dirty scheduler). On success the
     /// caller applies the returned [`Fed`] to its held bytes.
     ///
-    /// Cost: one `memchr` pass over `chunk`, plus O(1) per newline.
+    /// Cost: one pass over `chunk`, plus O(1) per newline.
     pub fn feed<E>(
         &mut self,
         chunk: &[u8],
@@ -155,7 +158,7 @@ impl Framer {
         let mut emitted = 0;
         let mut chunk = chunk;
 
-        for newline in memchr::memchr_iter(b'\n', chunk) {
+        for newline in newlines(chunk) {
             if emitted == max_messages {
                 chunk = &chunk[..line_start];
                 break;
