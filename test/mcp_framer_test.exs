@@ -21,6 +21,27 @@ defmodule McpFramerTest do
     end
   end
 
+  describe "long chunks" do
+    # A call on a normal scheduler pauses after a number of messages and
+    # the rest of the chunk is fed in further calls; the caller sees one
+    # result, the same as the baseline's.
+    test "a chunk framed in several calls returns all its messages in order" do
+      numbered = for n <- 1..20_000, into: "", do: ~s({"id":#{n}}\n)
+      oversize = :binary.copy("x", 200) <> "\n"
+
+      for chunk <- [numbered, :binary.copy("{}\n", 21_845), numbered <> oversize <> numbered] do
+        expected =
+          McpFramer.PureFramer.feed(McpFramer.PureFramer.new(max_message_bytes: 100), chunk)
+
+        {tag, messages, _} = split(McpFramer.feed(McpFramer.new(max_message_bytes: 100), chunk))
+        assert {tag, messages} == {elem(split(expected), 0), elem(split(expected), 1)}
+      end
+    end
+
+    defp split({:ok, messages, framer}), do: {:ok, messages, framer}
+    defp split({:error, :message_too_large, messages, framer}), do: {:error, messages, framer}
+  end
+
   describe "mutable state, pure semantics" do
     test "feeding a superseded framer raises a stale error" do
       old = McpFramer.new()
