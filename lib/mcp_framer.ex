@@ -53,8 +53,10 @@ defmodule McpFramer do
   one, or asking its `buffered_bytes/1`, raises `ArgumentError` rather than
   give results that differ from the pure-Elixir framer. A framer can be sent
   to another process and fed there. If two processes feed the same framer at
-  once, one of them gets `ArgumentError`; no scheduler thread ever waits for
-  the other.
+  once, the second waits until the first is done and then gets
+  `ArgumentError`, since the value it holds is stale by then. It waits by
+  yielding, so no scheduler thread ever blocks, and a process misusing a
+  stale copy cannot make the owner's feed fail.
 
   ## Memory
 
@@ -152,6 +154,11 @@ defmodule McpFramer do
   # the chunk had ended there.
   defp finish({:ok, messages}, framer, _chunk, [], :ok), do: {:ok, messages, advance(framer)}
 
+  # Another process holds the lock for a moment; let it finish, then ask
+  # again. It is either feeding the same value, in which case this call
+  # will find its framer stale, or it is about to be refused for a stale one.
+  defp finish(:busy, framer, chunk, acc, tag), do: retry(framer, chunk, acc, tag, 1)
+
   defp finish(:continue_dirty, framer, chunk, acc, tag) do
     framer.resource
     |> Native.feed_dirty(framer.generation, chunk)
@@ -176,6 +183,20 @@ defmodule McpFramer do
     end
   end
 
+  defp retry(framer, chunk, acc, tag, tries) do
+    wait(tries)
+
+    case Native.feed(framer.resource, framer.generation, chunk) do
+      :busy -> retry(framer, chunk, acc, tag, tries + 1)
+      result -> finish(result, framer, chunk, acc, tag)
+    end
+  end
+
+  # Yield first: the lock is normally held for well under a microsecond.
+  # A feed on a dirty scheduler may hold it for milliseconds; then sleep.
+  defp wait(tries) when tries < 100, do: :erlang.yield()
+  defp wait(_tries), do: Process.sleep(1)
+
   defp advance(%__MODULE__{generation: generation} = framer),
     do: %{framer | generation: generation + 1}
 
@@ -191,9 +212,20 @@ defmodule McpFramer do
   """
   @spec buffered_bytes(t()) :: non_neg_integer()
   def buffered_bytes(%__MODULE__{resource: resource, generation: generation}),
-    do: Native.buffered_bytes(resource, generation)
+    do: held_bytes(resource, generation, 0)
 
   def buffered_bytes(framer), do: raise(not_a_framer(framer))
+
+  defp held_bytes(resource, generation, tries) do
+    case Native.buffered_bytes(resource, generation) do
+      :busy ->
+        wait(tries)
+        held_bytes(resource, generation, tries + 1)
+
+      count ->
+        count
+    end
+  end
 
   @doc """
   Lazily frames an enumerable of chunks, such as `File.stream!(path, [], 65_536)`

@@ -15,8 +15,6 @@ pub enum FramerError {
     NotAFramer,
     /// A later `feed/2` superseded this framer value.
     Stale,
-    /// Another process holds the framer's lock right now.
-    Busy,
     /// A panic while the lock was held; the state cannot be trusted.
     Poisoned,
     /// `max_message_bytes` was zero or does not fit this machine's `usize`.
@@ -38,10 +36,6 @@ impl FramerError {
             FramerError::Stale => {
                 "stale McpFramer: a later feed/2 has superseded this value; \
                  use the framer returned by the most recent feed/2"
-            }
-            FramerError::Busy => {
-                "McpFramer is being fed by another process right now; \
-                 feed a framer from one process at a time"
             }
             FramerError::Poisoned => "McpFramer is unusable after an internal panic",
             FramerError::BadCap => {

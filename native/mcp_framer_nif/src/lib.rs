@@ -14,7 +14,7 @@ use std::sync::{Mutex, MutexGuard, TryLockError};
 
 mod atoms {
     rustler::atoms! {
-        ok, error, continue_dirty,
+        ok, error, continue_dirty, busy,
         paused = "continue",
     }
 }
@@ -85,7 +85,8 @@ fn new(max_message_bytes: u64) -> NifResult<ResourceArc<FramerResource>> {
 /// Feeds a chunk on a normal scheduler. Returns `{tag, messages}`, where the
 /// tag is `:error` if an oversized line was found; `:continue_dirty`
 /// (changing nothing) when the work is too large for a normal scheduler;
-/// and `{:continue, tag, messages, consumed}` when it paused.
+/// `{:continue, tag, messages, consumed}` when it paused; and `:busy`
+/// (changing nothing) while another process holds the lock.
 #[rustler::nif]
 fn feed<'a>(
     env: Env<'a>,
@@ -93,7 +94,10 @@ fn feed<'a>(
     generation: Term<'a>,
     chunk: Binary<'a>,
 ) -> NifResult<Term<'a>> {
-    feed_chunk(env, lock(resource, generation)?, chunk, Scheduler::Normal)
+    match lock(resource, generation)? {
+        Some(state) => feed_chunk(env, state, chunk, Scheduler::Normal),
+        None => Ok(atoms::busy().encode(env)),
+    }
 }
 
 #[rustler::nif(schedule = "DirtyCpu")]
@@ -103,28 +107,41 @@ fn feed_dirty<'a>(
     generation: Term<'a>,
     chunk: Binary<'a>,
 ) -> NifResult<Term<'a>> {
-    feed_chunk(env, lock(resource, generation)?, chunk, Scheduler::Dirty)
+    match lock(resource, generation)? {
+        Some(state) => feed_chunk(env, state, chunk, Scheduler::Dirty),
+        None => Ok(atoms::busy().encode(env)),
+    }
 }
 
+/// The held byte count, or `:busy` while another process holds the lock.
 #[rustler::nif]
-fn buffered_bytes<'a>(resource: Term<'a>, generation: Term<'a>) -> NifResult<u64> {
-    Ok(lock(resource, generation)?.framer.held() as u64)
+fn buffered_bytes<'a>(
+    env: Env<'a>,
+    resource: Term<'a>,
+    generation: Term<'a>,
+) -> NifResult<Term<'a>> {
+    Ok(match lock(resource, generation)? {
+        Some(state) => (state.framer.held() as u64).encode(env),
+        None => atoms::busy().encode(env),
+    })
 }
 
-/// Locks the framer's state, if `generation` is its latest. The arguments
-/// come from a `%McpFramer{}`, whose fields a caller may have altered.
-fn lock<'a>(resource: Term<'a>, generation: Term<'a>) -> NifResult<MutexGuard<'a, State>> {
+/// Locks the framer's state, if `generation` is its latest; `None` if
+/// another process holds the lock. A scheduler thread never waits for it:
+/// the Elixir side yields and asks again. The arguments come from a
+/// `%McpFramer{}`, whose fields a caller may have altered.
+fn lock<'a>(resource: Term<'a>, generation: Term<'a>) -> NifResult<Option<MutexGuard<'a, State>>> {
     let resource: &FramerResource = resource.decode().map_err(|_| FramerError::NotAFramer)?;
     let generation: u64 = generation.decode().map_err(|_| FramerError::NotAFramer)?;
-    // A scheduler thread must never wait for a lock: a second process loses.
-    let state = resource.0.try_lock().map_err(|error| match error {
-        TryLockError::WouldBlock => FramerError::Busy,
-        TryLockError::Poisoned(_) => FramerError::Poisoned,
-    })?;
+    let state = match resource.0.try_lock() {
+        Ok(state) => state,
+        Err(TryLockError::WouldBlock) => return Ok(None),
+        Err(TryLockError::Poisoned(_)) => return Err(FramerError::Poisoned.into()),
+    };
     if state.generation != generation {
         return Err(FramerError::Stale.into());
     }
-    Ok(state)
+    Ok(Some(state))
 }
 
 fn feed_chunk<'a>(
