@@ -3,9 +3,10 @@
 //! [`Framer`] never owns message bytes. Each call to [`Framer::feed`] searches
 //! one chunk for `\n` and reports every message it finished as positions: in
 //! the chunk, or "the first `n` held bytes, then the chunk up to `end`". The
-//! caller keeps the held bytes however suits it (the NIF keeps references to
-//! the chunk binaries, [`BufferedFramer`] keeps a `Vec`), so a message that
-//! spans chunks is copied exactly once, by whoever builds it.
+//! caller keeps the held bytes however suits it (the NIF copies short pieces
+//! and keeps references to the chunks of long ones, [`BufferedFramer`] keeps
+//! a `Vec`), so a message that spans chunks is copied exactly once, by
+//! whoever builds it.
 //!
 //! The rules:
 //! * A message ends at `\n`; exactly one `\r` before it is stripped.
