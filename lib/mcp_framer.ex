@@ -70,7 +70,8 @@ defmodule McpFramer do
   64 KiB that buffer is allocated at the cap + 1 bytes (at most 64 MiB),
   of which only the pages written use memory. Larger pieces are not copied
   but referenced: the framer keeps their chunks alive and copies them once,
-  into a binary of the message's exact size, when the message completes.
+  into a binary of the message's exact size, when the message completes
+  (a message with pieces of both kinds copies its short pieces twice).
   An oversized line is dropped without its referenced bytes ever being
   copied. Either way a framer holds at most the cap plus one chunk (and
   a 4 KiB page that aligns large buffers for fast copying). If the
