@@ -159,7 +159,10 @@ impl Framer {
         let mut emitted = 0;
         let mut chunk = chunk;
 
-        for newline in newlines(chunk) {
+        // A chunk that continues a long line is searched by memchr up to its
+        // first newline, which the masks would reach more slowly.
+        let long_first = next.discarding || next.held > 256;
+        for newline in newlines(chunk, long_first) {
             if emitted == max_messages {
                 chunk = &chunk[..line_start];
                 break;

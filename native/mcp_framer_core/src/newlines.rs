@@ -7,17 +7,34 @@
 //! the mask; past a few blocks without one, `memchr` takes over, being
 //! faster across long lines. Elsewhere it is `memchr_iter`.
 
+/// With `long_first`, the first newline is expected far away (the chunk
+/// continues a long held line, or one being discarded) and is found with
+/// `memchr` from the start.
 #[cfg(target_arch = "x86_64")]
-pub fn newlines(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
-    Masks {
-        bytes,
-        block: 0,
-        mask: block_mask(bytes, 0),
+pub fn newlines(bytes: &[u8], long_first: bool) -> impl Iterator<Item = usize> + '_ {
+    if !long_first {
+        return Masks {
+            bytes,
+            block: 0,
+            mask: block_mask(bytes, 0),
+        };
+    }
+    match memchr::memchr(b'\n', bytes) {
+        Some(newline) => Masks {
+            bytes,
+            block: newline & !63,
+            mask: block_mask(bytes, newline & !63),
+        },
+        None => Masks {
+            bytes,
+            block: bytes.len(),
+            mask: 0,
+        },
     }
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-pub fn newlines(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
+pub fn newlines(bytes: &[u8], _long_first: bool) -> impl Iterator<Item = usize> + '_ {
     memchr::memchr_iter(b'\n', bytes)
 }
 
@@ -118,13 +135,15 @@ mod tests {
         fn finds_exactly_the_newlines_memchr_finds(bytes in lines(), skip in 0usize..64) {
             let bytes = &bytes[skip.min(bytes.len())..];
             let expected: Vec<usize> = memchr::memchr_iter(b'\n', bytes).collect();
-            prop_assert_eq!(newlines(bytes).collect::<Vec<_>>(), expected);
+            prop_assert_eq!(newlines(bytes, false).collect::<Vec<_>>(), expected.clone());
+            prop_assert_eq!(newlines(bytes, true).collect::<Vec<_>>(), expected);
         }
 
         #[test]
         fn finds_exactly_the_newlines_in_any_bytes(bytes in prop::collection::vec(any::<u8>(), 0..1000)) {
             let expected: Vec<usize> = memchr::memchr_iter(b'\n', &bytes).collect();
-            prop_assert_eq!(newlines(&bytes).collect::<Vec<_>>(), expected);
+            prop_assert_eq!(newlines(&bytes, false).collect::<Vec<_>>(), expected.clone());
+            prop_assert_eq!(newlines(&bytes, true).collect::<Vec<_>>(), expected);
         }
     }
 }
