@@ -94,10 +94,7 @@ fn feed<'a>(
     generation: Term<'a>,
     chunk: Binary<'a>,
 ) -> NifResult<Term<'a>> {
-    match lock(resource, generation)? {
-        Some(state) => feed_chunk(env, state, chunk, Scheduler::Normal),
-        None => Ok(atoms::busy().encode(env)),
-    }
+    feed_chunk(env, resource, generation, chunk, Scheduler::Normal)
 }
 
 #[rustler::nif(schedule = "DirtyCpu")]
@@ -107,10 +104,7 @@ fn feed_dirty<'a>(
     generation: Term<'a>,
     chunk: Binary<'a>,
 ) -> NifResult<Term<'a>> {
-    match lock(resource, generation)? {
-        Some(state) => feed_chunk(env, state, chunk, Scheduler::Dirty),
-        None => Ok(atoms::busy().encode(env)),
-    }
+    feed_chunk(env, resource, generation, chunk, Scheduler::Dirty)
 }
 
 /// The held byte count, or `:busy` while another process holds the lock.
@@ -146,10 +140,14 @@ fn lock<'a>(resource: Term<'a>, generation: Term<'a>) -> NifResult<Option<MutexG
 
 fn feed_chunk<'a>(
     env: Env<'a>,
-    mut state: MutexGuard<'a, State>,
+    resource: Term<'a>,
+    generation: Term<'a>,
     chunk: Binary<'a>,
     scheduler: Scheduler,
 ) -> NifResult<Term<'a>> {
+    let Some(mut state) = lock(resource, generation)? else {
+        return Ok(atoms::busy().encode(env));
+    };
     let State {
         framer: core,
         held,
