@@ -45,9 +45,7 @@ defmodule McpFramer.IntegrationTest do
     end
 
     defp send_example_requests(session, echo) do
-      Session.send_line(session, initialize(1))
-      Session.send_line(session, ~s({"jsonrpc":"2.0","method":"notifications/initialized"}))
-      Session.send_line(session, ~s({"jsonrpc":"2.0","id":2,"method":"tools/list"}))
+      send_opening(session)
       Session.send_line(session, call(3, "echo", ~s({"message":"#{echo}"})))
       Session.send_line(session, ~s({"jsonrpc":"2.0","id":4,"method":"ping"}))
     end
@@ -96,12 +94,17 @@ defmodule McpFramer.IntegrationTest do
     end
 
     defp send_everything_requests(session, echo) do
-      Session.send_line(session, initialize(1))
-      Session.send_line(session, ~s({"jsonrpc":"2.0","method":"notifications/initialized"}))
-      Session.send_line(session, ~s({"jsonrpc":"2.0","id":2,"method":"tools/list"}))
+      send_opening(session)
       Session.send_line(session, call(3, "echo", ~s({"message":"#{echo}"})))
       Session.send_line(session, call(4, "get-sum", ~s({"a":2,"b":3})))
     end
+  end
+
+  # initialize (id 1), the initialized notification and tools/list (id 2).
+  defp send_opening(session) do
+    Session.send_line(session, initialize(1))
+    Session.send_line(session, ~s({"jsonrpc":"2.0","method":"notifications/initialized"}))
+    Session.send_line(session, ~s({"jsonrpc":"2.0","id":2,"method":"tools/list"}))
   end
 
   defp initialize(id) do
