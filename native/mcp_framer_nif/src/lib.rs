@@ -59,7 +59,7 @@ const NORMAL_MESSAGES_MAX: usize = 8192;
 const LARGE_CHUNK_MESSAGES_MAX: usize = 2048;
 const PORT_CHUNK_MAX: usize = 64 * 1024;
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 enum Scheduler {
     Normal,
     Dirty,
