@@ -84,23 +84,34 @@ impl Iterator for Masks<'_> {
 #[cfg(target_arch = "x86_64")]
 #[inline]
 fn block_mask(bytes: &[u8], at: usize) -> u64 {
+    let rest = bytes.get(at..).unwrap_or_default();
+    match rest.first_chunk::<64>() {
+        Some(block) => lane_masks(block),
+        None => {
+            // The last, short block: whole lanes, then byte by byte.
+            let lanes = rest.len() & !15;
+            let tail = rest[lanes..].iter().enumerate();
+            tail.fold(lane_masks(&rest[..lanes]), |mask, (i, &b)| {
+                mask | (u64::from(b == b'\n') << (lanes + i))
+            })
+        }
+    }
+}
+
+/// `block_mask` for the whole 16-byte lanes of `block` (at most 64 bytes).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn lane_masks(block: &[u8]) -> u64 {
     use std::arch::x86_64::{
         __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
     };
 
-    let rest = bytes.get(at..).unwrap_or_default();
-    let Some(block) = rest.first_chunk::<64>() else {
-        return rest
-            .iter()
-            .enumerate()
-            .fold(0, |mask, (i, &b)| mask | (u64::from(b == b'\n') << i));
-    };
     let mut mask = 0;
     // SAFETY: SSE2 is part of every x86_64 CPU, and each load reads the 16
     // bytes of one `lane` of `block`, unaligned.
     unsafe {
         let newline = _mm_set1_epi8(b'\n' as i8);
-        for (i, lane) in block.chunks_exact(16).enumerate() {
+        for (i, lane) in block.chunks_exact(16).take(4).enumerate() {
             let lane = _mm_loadu_si128(lane.as_ptr().cast::<__m128i>());
             let hits = _mm_movemask_epi8(_mm_cmpeq_epi8(lane, newline)) as u16;
             mask |= u64::from(hits) << (16 * i);
