@@ -139,7 +139,10 @@ defmodule McpFramer do
           {:ok, [binary()], t()} | {:error, :message_too_large, [binary()], t()}
   def feed(%__MODULE__{resource: resource, generation: generation} = framer, chunk)
       when is_binary(chunk) do
-    resource |> Native.feed(generation, chunk) |> finish(framer, chunk, [], :ok)
+    case Native.feed(resource, generation, chunk) do
+      {:ok, messages} -> {:ok, messages, %{framer | generation: generation + 1}}
+      other -> finish(other, framer, chunk, [], :ok)
+    end
   end
 
   def feed(%__MODULE__{resource: _, generation: _}, chunk) do
