@@ -80,12 +80,14 @@ defmodule McpFramer do
 
   ## Schedulers
 
-  A chunk over 4 MiB, or a feed that may have to copy over 4 MiB of
-  referenced bytes into a completed message, runs on a dirty CPU
-  scheduler. Anything else runs on the calling scheduler, in calls of at
-  most 8192 messages each (2048 for chunks over 64 KiB, whose long lists
-  would outgrow the process heap), so the process can be descheduled
-  between them. Each byte is still searched once.
+  A chunk over 4 MiB runs on a dirty CPU scheduler, and so does a chunk
+  that completes a message with over 4 MiB of referenced bytes to copy:
+  the call on the calling scheduler stops at that message's newline,
+  changing nothing, and the dirty one searches the chunk from its start
+  again. Anything else runs on the calling scheduler, in calls of at most
+  8192 messages each (2048 for chunks over 64 KiB, whose long lists would
+  outgrow the process heap), so the process can be descheduled between
+  them. Apart from that one restart, each byte is searched once.
   """
 
   alias McpFramer.Native
@@ -154,8 +156,8 @@ defmodule McpFramer do
   # Every successful NIF call advances the state's generation by one, and
   # the struct follows. The NIF returns early rather than hold a normal
   # scheduler too long: it asks for a dirty scheduler before touching a
-  # large chunk, or pauses after a number of messages with the state as if
-  # the chunk had ended there.
+  # large chunk or copying a large message, or pauses after a number of
+  # messages with the state as if the chunk had ended there.
   defp finish({:ok, messages}, framer, _chunk, [], :ok), do: {:ok, messages, advance(framer)}
 
   # Another process holds the lock for a moment; let it finish, then ask

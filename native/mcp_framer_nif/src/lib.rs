@@ -37,12 +37,15 @@ impl Resource for FramerResource {}
 /// A normal scheduler should get its thread back within about a millisecond.
 /// Work that may take longer runs on a dirty CPU scheduler instead: a chunk
 /// over this size (searching it takes over 0.2 ms, and its messages make a
-/// heap too large to collect quickly)...
+/// heap too large to collect quickly), known before searching...
 const NORMAL_CHUNK_MAX: usize = 4 * 1024 * 1024;
 
-/// ...or a feed that may complete a message with this many referenced bytes
-/// still to copy (see `held`). Both are known before searching, so each
-/// chunk is still searched once.
+/// ...or completing a message with more than this many referenced bytes to
+/// copy (see `held`). That is known at the chunk's first newline: the feed
+/// stops there, changing nothing, and the chunk is fed again on a dirty
+/// scheduler, which searches its bytes up to that newline a second time.
+/// (Deciding before the search sent every chunk of a long line past this
+/// size to a dirty scheduler, at about a microsecond a chunk.)
 const NORMAL_REFERENCED_MAX: usize = 4 * 1024 * 1024;
 
 /// A normal-scheduler call pauses after this many messages (about 0.3 ms of
@@ -58,6 +61,19 @@ const NORMAL_MESSAGES_MAX: usize = 8192;
 /// for 64 KiB chunks of `{}` dropped them from 3.5x to 1.3x.
 const LARGE_CHUNK_MESSAGES_MAX: usize = 2048;
 const PORT_CHUNK_MAX: usize = 64 * 1024;
+
+/// Why a feed stopped before the end of its chunk, leaving the state as it was.
+enum Stop {
+    /// The work needs a dirty scheduler.
+    ToDirty,
+    Failed(FramerError),
+}
+
+impl From<FramerError> for Stop {
+    fn from(error: FramerError) -> Stop {
+        Stop::Failed(error)
+    }
+}
 
 #[derive(Clone, Copy)]
 enum Scheduler {
@@ -156,9 +172,7 @@ fn feed_chunk<'a>(
     } = &mut *state;
 
     let max_messages = match scheduler {
-        Scheduler::Normal
-            if chunk.len() > NORMAL_CHUNK_MAX || held.referenced() > NORMAL_REFERENCED_MAX =>
-        {
+        Scheduler::Normal if chunk.len() > NORMAL_CHUNK_MAX => {
             return Ok(atoms::continue_dirty().encode(env));
         }
         Scheduler::Normal if chunk.len() > PORT_CHUNK_MAX => LARGE_CHUNK_MESSAGES_MAX,
@@ -174,15 +188,27 @@ fn feed_chunk<'a>(
                 // SAFETY: the range was just checked to lie within the chunk.
                 unsafe { chunk.make_subbinary_unchecked(start, end - start) }
             }
-            Message::Inside { .. } => return Err(FramerError::HeldMismatch),
+            Message::Inside { .. } => return Err(Stop::Failed(FramerError::HeldMismatch)),
+            Message::Joined { .. }
+                if matches!(scheduler, Scheduler::Normal)
+                    && held.referenced() > NORMAL_REFERENCED_MAX =>
+            {
+                return Err(Stop::ToDirty);
+            }
             Message::Joined { held: n, end } => {
                 let tail = chunk.as_slice().get(..end);
                 held.take_message(env, n, tail.ok_or(FramerError::HeldMismatch)?)?
             }
         };
         messages.push(binary.to_term(env).as_c_arg());
-        Ok::<(), FramerError>(())
-    })?;
+        Ok(())
+    });
+    let fed = match fed {
+        Ok(fed) => fed,
+        // Nothing changed: the first message stopped the feed.
+        Err(Stop::ToDirty) => return Ok(atoms::continue_dirty().encode(env)),
+        Err(Stop::Failed(error)) => return Err(error.into()),
+    };
 
     if fed.released_held {
         held.clear();
