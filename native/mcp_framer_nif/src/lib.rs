@@ -62,19 +62,6 @@ const NORMAL_MESSAGES_MAX: usize = 8192;
 const LARGE_CHUNK_MESSAGES_MAX: usize = 2048;
 const PORT_CHUNK_MAX: usize = 64 * 1024;
 
-/// Why a feed stopped before the end of its chunk, leaving the state as it was.
-enum Stop {
-    /// The work needs a dirty scheduler.
-    ToDirty,
-    Failed(FramerError),
-}
-
-impl From<FramerError> for Stop {
-    fn from(error: FramerError) -> Stop {
-        Stop::Failed(error)
-    }
-}
-
 #[derive(Clone, Copy)]
 enum Scheduler {
     Normal,
@@ -188,12 +175,12 @@ fn feed_chunk<'a>(
                 // SAFETY: the range was just checked to lie within the chunk.
                 unsafe { chunk.make_subbinary_unchecked(start, end - start) }
             }
-            Message::Inside { .. } => return Err(Stop::Failed(FramerError::HeldMismatch)),
+            Message::Inside { .. } => return Err(FramerError::HeldMismatch),
             Message::Joined { .. }
                 if matches!(scheduler, Scheduler::Normal)
                     && held.referenced() > NORMAL_REFERENCED_MAX =>
             {
-                return Err(Stop::ToDirty);
+                return Err(FramerError::NeedsDirtyScheduler);
             }
             Message::Joined { held: n, end } => {
                 let tail = chunk.as_slice().get(..end);
@@ -206,8 +193,10 @@ fn feed_chunk<'a>(
     let fed = match fed {
         Ok(fed) => fed,
         // Nothing changed: the first message stopped the feed.
-        Err(Stop::ToDirty) => return Ok(atoms::continue_dirty().encode(env)),
-        Err(Stop::Failed(error)) => return Err(error.into()),
+        Err(FramerError::NeedsDirtyScheduler) => {
+            return Ok(atoms::continue_dirty().encode(env));
+        }
+        Err(error) => return Err(error.into()),
     };
 
     if fed.released_held {
