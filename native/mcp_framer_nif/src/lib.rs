@@ -2,13 +2,14 @@
 
 mod error;
 mod held;
+mod resource;
 
 use error::FramerError;
 use held::HeldBytes;
 use mcp_framer_core::{Framer, Message};
 use rustler::schedule::consume_timeslice;
 use rustler::sys::{enif_make_list_from_array, ErlNifTerm};
-use rustler::{Binary, Encoder, Env, NifResult, Resource, ResourceArc, Term};
+use rustler::{Binary, Encoder, Env, NifResult, Term};
 use std::num::NonZeroUsize;
 use std::sync::{Mutex, MutexGuard, TryLockError};
 
@@ -29,10 +30,7 @@ struct State {
     messages: Vec<ErlNifTerm>,
 }
 
-pub struct FramerResource(Mutex<State>);
-
-#[rustler::resource_impl]
-impl Resource for FramerResource {}
+struct FramerResource(Mutex<State>);
 
 /// A normal scheduler should get its thread back within about a millisecond.
 /// Work that may take longer runs on a dirty CPU scheduler instead: a chunk
@@ -71,7 +69,7 @@ enum Scheduler {
 /// A new framer's state. `McpFramer` keeps it in its struct with the
 /// generation, 0, which every successful call advances by one.
 #[rustler::nif]
-fn new(max_message_bytes: u64) -> NifResult<ResourceArc<FramerResource>> {
+fn new(env: Env<'_>, max_message_bytes: u64) -> NifResult<Term<'_>> {
     let cap = usize::try_from(max_message_bytes)
         .ok()
         .and_then(NonZeroUsize::new)
@@ -82,7 +80,7 @@ fn new(max_message_bytes: u64) -> NifResult<ResourceArc<FramerResource>> {
         generation: 0,
         messages: Vec::new(),
     };
-    Ok(ResourceArc::new(FramerResource(Mutex::new(state))))
+    resource::make(env, FramerResource(Mutex::new(state))).ok_or(FramerError::OutOfMemory.into())
 }
 
 /// Feeds a chunk on a normal scheduler. Returns `{tag, messages}`, where the
@@ -128,7 +126,7 @@ fn buffered_bytes<'a>(
 /// the Elixir side yields and asks again. The arguments come from a
 /// `%McpFramer{}`, whose fields a caller may have altered.
 fn lock<'a>(resource: Term<'a>, generation: Term<'a>) -> NifResult<Option<MutexGuard<'a, State>>> {
-    let resource: &FramerResource = resource.decode().map_err(|_| FramerError::NotAFramer)?;
+    let resource = resource::get(resource).ok_or(FramerError::NotAFramer)?;
     let generation: u64 = generation.decode().map_err(|_| FramerError::NotAFramer)?;
     let state = match resource.0.try_lock() {
         Ok(state) => state,
@@ -236,4 +234,8 @@ fn feed_chunk<'a>(
     Ok((tag, list).encode(env))
 }
 
-rustler::init!("Elixir.McpFramer.Native");
+rustler::init!("Elixir.McpFramer.Native", load = load);
+
+fn load(env: Env, _info: Term) -> bool {
+    resource::open(env)
+}
