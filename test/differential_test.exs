@@ -27,6 +27,17 @@ defmodule McpFramer.DifferentialTest do
     end)
   end
 
+  # Over 4 MiB of referenced chunks are copied into the message on a dirty
+  # scheduler: the chunk that completes it stops at its first newline and
+  # is fed again there.
+  test "a message completed on a dirty scheduler agrees with the baseline, and what follows it" do
+    pieces = for n <- 1..80, do: :binary.copy(<<?a + rem(n, 26)>>, 65_536)
+    assert IO.iodata_length(pieces) > 4 * 1024 * 1024
+
+    chunks = pieces ++ ["end\r\nnext\npartial"]
+    compare(McpFramer.new(), PureFramer.new(), chunks, "80 chunks of 64 KiB, then a short one")
+  end
+
   # Case n of a run is drawn from its own seed, so a failure names the
   # FRAMER_SEED that reproduces it.
   defp run_cases(count, run, draw) do

@@ -38,31 +38,6 @@ defmodule McpFramerTest do
       end
     end
 
-    # Over 4 MiB of referenced chunks are copied into the message on a dirty
-    # scheduler: the chunk that completes it stops at its first newline and
-    # is fed again there.
-    test "a message completed on a dirty scheduler keeps every byte and what follows" do
-      pieces = for n <- 1..80, do: :binary.copy(<<?a + rem(n, 26)>>, 65_536)
-      chunks = pieces ++ ["end\r\nnext\npartial"]
-
-      {results, framer} =
-        Enum.map_reduce(chunks, McpFramer.new(), fn chunk, framer ->
-          result = McpFramer.feed(framer, chunk)
-          {without_framer(result), elem(result, tuple_size(result) - 1)}
-        end)
-
-      {expected, pure} =
-        Enum.map_reduce(chunks, McpFramer.PureFramer.new(), fn chunk, pure ->
-          result = McpFramer.PureFramer.feed(pure, chunk)
-          {without_framer(result), elem(result, tuple_size(result) - 1)}
-        end)
-
-      assert {:ok, [message, "next"]} = List.last(results)
-      assert byte_size(message) == 80 * 65_536 + 3
-      assert results == expected
-      assert McpFramer.buffered_bytes(framer) == McpFramer.PureFramer.buffered_bytes(pure)
-    end
-
     # The tag and the messages: everything but the framer, the last element.
     defp without_framer(result), do: Tuple.delete_at(result, tuple_size(result) - 1)
   end
