@@ -142,7 +142,7 @@ defmodule McpFramer do
   def feed(%__MODULE__{resource: resource, generation: generation} = framer, chunk)
       when is_binary(chunk) do
     case Native.feed(resource, generation, chunk) do
-      {:ok, messages} -> {:ok, messages, %{framer | generation: generation + 1}}
+      {:ok, messages} -> {:ok, messages, advance(framer)}
       other -> finish(other, framer, chunk, [], :ok)
     end
   end
@@ -158,8 +158,7 @@ defmodule McpFramer do
   # scheduler too long: it asks for a dirty scheduler before touching a
   # large chunk or copying a large message, or pauses after a number of
   # messages with the state as if the chunk had ended there.
-  defp finish({:ok, messages}, framer, _chunk, [], :ok), do: {:ok, messages, advance(framer)}
-
+  #
   # Another process holds the lock for a moment; let it finish, then ask
   # again. It is either feeding the same value, in which case this call
   # will find its framer stale, or it is about to be refused for a stale one.
