@@ -26,7 +26,7 @@ struct State {
     /// Bumped by every feed; a `%McpFramer{}` carrying another number is stale.
     generation: u64,
     /// The messages of the current call, kept between calls so that building
-    /// the list allocates nothing but the list. Empty between calls.
+    /// the list allocates nothing but the list. Cleared as each call starts.
     messages: Vec<ErlNifTerm>,
 }
 
@@ -221,7 +221,6 @@ fn feed_chunk<'a>(
             enif_make_list_from_array(env.as_c_arg(), messages.as_ptr(), messages.len() as u32);
         Term::new(env, list)
     };
-    messages.clear();
     let tag = if oversize > 0 {
         atoms::error()
     } else {
