@@ -34,6 +34,82 @@ defmodule McpFramer.MemoryTest do
     assert binary_memory() - before < 64 * @kib
   end
 
+  describe "what a kept message keeps alive" do
+    # Message sizes chosen so that boundaries fall anywhere in the chunks.
+    @sizes [300, 1_500, 20_000, 70_000, 100_003, 333_333, 1_234_567, 90, 5_000]
+
+    for chunking <- [16, 4_096, 8_192, 65_536, :random] do
+      test "a message that spans #{chunking}-byte chunks keeps at most its size + 4 KiB" do
+        sizes = if unquote(chunking) == 16, do: Enum.filter(@sizes, &(&1 < 200_000)), else: @sizes
+        {stream, spans} = numbered_stream(sizes)
+        chunks = port_chunks(stream, unquote(chunking))
+        messages = frame(McpFramer.new(), chunks)
+
+        assert length(messages) == length(sizes)
+
+        for {message, {from, to}} <- Enum.zip(messages, spans),
+            crosses?(chunks, from, to) do
+          kept = :binary.referenced_byte_size(message)
+
+          assert kept <= byte_size(message) + 4_096,
+                 "a #{byte_size(message)}-byte message keeps #{kept} bytes alive"
+        end
+      end
+    end
+
+    test "a message inside one chunk is a sub-binary of that chunk" do
+      message = :binary.copy("m", 1_000)
+      chunk = :binary.copy("a\n" <> message <> "\nrest")
+      assert {:ok, ["a", ^message], _} = McpFramer.feed(McpFramer.new(), chunk)
+      {:ok, [_, inside], _} = McpFramer.feed(McpFramer.new(), chunk)
+      assert :binary.referenced_byte_size(inside) == byte_size(chunk)
+    end
+  end
+
+  describe "what a framer holds" do
+    # {chunk size, partial size}: whole chunks, cuts inside a chunk, tiny
+    # chunks that are gathered, and one chunk holding the whole partial.
+    @holdings [
+      {4_096, 100_000},
+      {1_000, 70_001},
+      {16, 20_000},
+      {65_536, 100_000},
+      {65_536, 30_000}
+    ]
+
+    test "the VM accounts for at most each framer's held bytes + one chunk + 4 KiB" do
+      for {chunk_size, partial} <- @holdings do
+        count = 200
+
+        used =
+          held_memory(count, fn ->
+            stream = "{\"done\":1}\n" <> :binary.copy("p", partial)
+            frame_partial(McpFramer.new(), port_chunks(stream, chunk_size))
+          end)
+
+        allowed = count * (partial + chunk_size + 4_096)
+
+        assert used > count * partial, "#{used} bytes for #{count} partials of #{partial} bytes?"
+
+        assert used <= allowed,
+               "#{count} framers holding #{partial} bytes in #{chunk_size}-byte chunks " <>
+                 "use #{used} bytes, over #{allowed}"
+      end
+    end
+
+    test "2,000 framers holding 100 KB in 4 KB chunks use at most 1.2x the baseline's binary memory" do
+      stream = :binary.copy("q", 100_000)
+
+      [nif, baseline] =
+        for module <- [McpFramer, McpFramer.PureFramer] do
+          held_memory(2_000, fn -> frame_partial(module.new(), port_chunks(stream, 4_000)) end)
+        end
+
+      assert baseline > 2_000 * 100_000
+      assert nif <= 1.2 * baseline, "McpFramer #{nif} bytes, the baseline #{baseline}"
+    end
+  end
+
   test "discarding a 1 GiB line fed in 64 KiB chunks holds constant memory" do
     framer = McpFramer.new()
     chunks = div(1024 * @mib, byte_size(@chunk))
@@ -82,6 +158,92 @@ defmodule McpFramer.MemoryTest do
 
     left = wait_until(fn -> binary_memory() - before end, &(&1 < div(used, 100)))
     assert left < div(used, 100), "#{left} of #{used} bytes still allocated"
+  end
+
+  # Messages of the given sizes, each numbered so that none repeats, and
+  # where each lies in the stream ({first byte, last byte}).
+  defp numbered_stream(sizes) do
+    {lines, {_, spans}} =
+      sizes
+      |> Enum.with_index()
+      |> Enum.map_reduce({0, []}, fn {size, n}, {at, spans} ->
+        id = Integer.to_string(n)
+        line = id <> :binary.copy(<<?a + rem(n, 26)>>, size - byte_size(id)) <> "\n"
+        {line, {at + size + 1, [{at, at + size - 1} | spans]}}
+      end)
+
+    {IO.iodata_to_binary(lines), Enum.reverse(spans)}
+  end
+
+  # Each chunk a binary of its own, as a Port delivers them.
+  defp port_chunks(stream, :random) do
+    :rand.seed(:exsss, {7, 8, 9})
+    cut(stream, fn -> :rand.uniform(65_536) end)
+  end
+
+  defp port_chunks(stream, size), do: cut(stream, fn -> size end)
+
+  defp cut(stream, next_size, at \\ 0, acc \\ []) do
+    if at >= byte_size(stream) do
+      Enum.reverse(acc)
+    else
+      size = min(next_size.(), byte_size(stream) - at)
+      chunk = :binary.copy(binary_part(stream, at, size))
+      cut(stream, next_size, at + size, [chunk | acc])
+    end
+  end
+
+  # Whether the bytes from..to lie in more than one chunk.
+  defp crosses?(chunks, from, to) do
+    {_, first, last} =
+      Enum.reduce(chunks, {0, nil, nil}, fn chunk, {at, first, last} ->
+        stop = at + byte_size(chunk)
+        first = if from >= at and from < stop, do: at, else: first
+        last = if to >= at and to < stop, do: at, else: last
+        {stop, first, last}
+      end)
+
+    first != last
+  end
+
+  defp frame(framer, chunks) do
+    {messages, _} =
+      Enum.flat_map_reduce(chunks, framer, fn chunk, framer ->
+        {:ok, messages, framer} = McpFramer.feed(framer, chunk)
+        {messages, framer}
+      end)
+
+    messages
+  end
+
+  defp frame_partial(%module{} = framer, chunks) do
+    Enum.reduce(chunks, framer, fn chunk, framer ->
+      {:ok, _messages, framer} = module.feed(framer, chunk)
+      framer
+    end)
+  end
+
+  # The binary memory that `count` framers made by `make_framer` keep,
+  # once everything but the framers is garbage. Each is made in a process
+  # of its own, which keeps only the framer and collects its garbage.
+  defp held_memory(count, make_framer) do
+    before = settled_binary_memory()
+    parent = self()
+
+    holders =
+      for _ <- 1..count do
+        spawn(fn ->
+          framer = make_framer.()
+          :erlang.garbage_collect()
+          send(parent, {:held, self()})
+          receive do: (:exit -> framer)
+        end)
+      end
+
+    for pid <- holders, do: assert_receive({:held, ^pid}, 60_000)
+    used = settled_binary_memory() - before
+    for pid <- holders, do: send(pid, :exit)
+    used
   end
 
   defp feed_any(framer, chunk) do

@@ -2,14 +2,13 @@
 
 mod error;
 mod held;
-mod resource;
 
 use error::FramerError;
 use held::HeldBytes;
 use mcp_framer_core::{Framer, Message};
 use rustler::schedule::consume_timeslice;
 use rustler::sys::{enif_make_list_from_array, ErlNifTerm};
-use rustler::{Binary, Encoder, Env, NifResult, Term};
+use rustler::{Binary, Encoder, Env, NifResult, Resource, ResourceArc, Term};
 use std::num::NonZeroUsize;
 use std::sync::{Mutex, MutexGuard, TryLockError};
 
@@ -30,7 +29,11 @@ struct State {
     messages: Vec<ErlNifTerm>,
 }
 
+/// A framer's state, shared by every copy of its `%McpFramer{}`.
 struct FramerResource(Mutex<State>);
+
+#[rustler::resource_impl]
+impl Resource for FramerResource {}
 
 /// A normal scheduler should get its thread back within about a millisecond.
 /// Work that may take longer runs on a dirty CPU scheduler instead: a chunk
@@ -80,7 +83,7 @@ fn new(env: Env<'_>, max_message_bytes: u64) -> NifResult<Term<'_>> {
         generation: 0,
         messages: Vec::new(),
     };
-    resource::make(env, FramerResource(Mutex::new(state))).ok_or(FramerError::OutOfMemory.into())
+    Ok(ResourceArc::new(FramerResource(Mutex::new(state))).encode(env))
 }
 
 /// Feeds a chunk on a normal scheduler. Returns `{tag, messages}`, where the
@@ -126,7 +129,7 @@ fn buffered_bytes<'a>(
 /// the Elixir side yields and asks again. The arguments come from a
 /// `%McpFramer{}`, whose fields a caller may have altered.
 fn lock<'a>(resource: Term<'a>, generation: Term<'a>) -> NifResult<Option<MutexGuard<'a, State>>> {
-    let resource = resource::get(resource).ok_or(FramerError::NotAFramer)?;
+    let resource: &FramerResource = resource.decode().map_err(|_| FramerError::NotAFramer)?;
     let generation: u64 = generation.decode().map_err(|_| FramerError::NotAFramer)?;
     let state = match resource.0.try_lock() {
         Ok(state) => state,
@@ -175,8 +178,7 @@ fn feed_chunk<'a>(
             }
             Message::Inside { .. } => return Err(FramerError::HeldMismatch),
             Message::Joined { .. }
-                if matches!(scheduler, Scheduler::Normal)
-                    && held.referenced() > NORMAL_REFERENCED_MAX =>
+                if matches!(scheduler, Scheduler::Normal) && held.len() > NORMAL_REFERENCED_MAX =>
             {
                 return Err(FramerError::NeedsDirtyScheduler);
             }
@@ -202,10 +204,7 @@ fn feed_chunk<'a>(
     }
     let mut oversize = fed.oversize;
     if let Some(from) = fed.hold_from {
-        if held
-            .push(env, chunk, from..fed.consumed, core.cap().saturating_add(1))
-            .is_err()
-        {
+        if held.push(env, chunk, from..fed.consumed).is_err() {
             // Without memory to hold it, the message is lost like an
             // oversized one, and the rest of its line is skipped.
             held.clear();
@@ -233,8 +232,4 @@ fn feed_chunk<'a>(
     Ok((tag, list).encode(env))
 }
 
-rustler::init!("Elixir.McpFramer.Native", load = load);
-
-fn load(env: Env, _info: Term) -> bool {
-    resource::open(env)
-}
+rustler::init!("Elixir.McpFramer.Native");
