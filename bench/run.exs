@@ -1,47 +1,149 @@
-# make bench: McpFramer against the pure-Elixir baseline on the same
-# pre-split chunks, interleaved, best of @rounds runs each.
+# make bench: McpFramer against the pure-Elixir baseline on traffic shaped
+# like a Port's, interleaved, best of @rounds runs each; then a trace file
+# through a real stream-mode Port.
 Code.require_file("../test/support/pure_framer.ex", __DIR__)
 
-defmodule Bench do
-  alias McpFramer.PureFramer
+defmodule Bench.Traffic do
+  # Streams and their chunks, from a fixed seed. Every message is distinct
+  # (its own id and its own slice of random text), sizes vary so that
+  # boundaries fall anywhere, and every chunk is a binary of its own, as a
+  # Port delivers them.
 
-  @rounds 7
   @kib 1024
   @mib 1024 * 1024
 
-  # {name, stream, chunk size, goal (baseline time / NIF time)}
-  def workloads do
-    [
-      {"200 B msgs, 64 KiB chunks", messages(200, 32 * @mib), 64 * @kib, 4.0},
-      {"16 KiB msgs, 64 KiB chunks", messages(16 * @kib, 32 * @mib), 64 * @kib, 1.25},
-      {"4 MiB msgs, 64 KiB chunks", messages(4 * @mib, 64 * @mib), 64 * @kib, 1.3},
-      {"4 MiB msgs, 4 KiB chunks", messages(4 * @mib, 64 * @mib), 4 * @kib, 1.5},
-      {"200 B CRLF, 4 KiB chunks", messages(200, 16 * @mib, "\r\n"), 4 * @kib, 3.5},
-      {"200 B msgs, 1 MiB chunks", messages(200, 32 * @mib), @mib, 3.0},
-      {"{} msgs, 64 KiB chunks", :binary.copy("{}\n", div(8 * @mib, 3)), 64 * @kib, 3.0},
-      {"200 B msgs, 16 B chunks", messages(200, 2 * @mib), 16, 2.5},
-      {"64 MiB oversize line", :binary.copy("x", 64 * @mib) <> "\n", 64 * @kib, 1.0}
-    ]
+  def seed(n), do: :rand.seed(:exsss, {n, 1, 2})
+
+  # Random printable text without newlines, to slice message bodies from.
+  def text do
+    seed(0)
+    for _ <- 1..(8 * @mib), into: <<>>, do: <<Enum.random(?\s..?~)>>
   end
 
-  # JSON-RPC responses of `size` bytes each (line ending included).
-  def messages(size, total, ending \\ "\n") do
-    prefix = ~s({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":")
-    suffix = ~s("}]}}) <> ending
-    text = :binary.copy("a", size - byte_size(prefix) - byte_size(suffix))
-    :binary.copy(prefix <> text <> suffix, max(div(total, size), 1))
+  # JSON-RPC lines of the sizes `size.()` draws, up to `total` bytes; every
+  # `crlf`-th line ends in CRLF.
+  def stream(text, total, size, crlf \\ 7) do
+    Stream.iterate(1, &(&1 + 1))
+    |> Enum.reduce_while({[], 0}, fn id, {lines, bytes} ->
+      if bytes >= total do
+        {:halt, {lines, bytes}}
+      else
+        line = line(text, id, size.(), if(rem(id, crlf) == 0, do: "\r\n", else: "\n"))
+        {:cont, {[line | lines], bytes + IO.iodata_length(line)}}
+      end
+    end)
+    |> elem(0)
+    |> Enum.reverse()
   end
 
-  def split(stream, size) do
-    for offset <- 0..(byte_size(stream) - 1)//size do
-      binary_part(stream, offset, min(size, byte_size(stream) - offset))
+  defp line(text, id, size, ending) do
+    head = ~s({"jsonrpc":"2.0","id":#{id},"result":{"content":[{"type":"text","text":")
+    tail = ~s("}]}}) <> ending
+    body = max(size - byte_size(head) - byte_size(tail), 0)
+    from = :rand.uniform(byte_size(text) - body) - 1
+    [head, binary_part(text, from, body), tail]
+  end
+
+  def between(low, high), do: fn -> low + :rand.uniform(high - low + 1) - 1 end
+
+  # An MCP session: mostly small requests and notifications, some tool
+  # results of kilobytes, a few large ones, rarely megabytes.
+  def mixed_size do
+    case :rand.uniform(1000) do
+      n when n <= 800 -> between(80, 600).()
+      n when n <= 970 -> between(1_000, 40_000).()
+      n when n <= 998 -> between(50_000, 500_000).()
+      _ -> between(1_000_000, 4_000_000).()
     end
   end
 
+  # What a pipe read returns: mostly full 64 KiB, sometimes what a writer's
+  # 4 or 8 KiB buffer flushed, sometimes whatever was there.
+  def pipe_size do
+    case :rand.uniform(10) do
+      n when n <= 7 -> 64 * @kib
+      8 -> 4 * @kib
+      9 -> 8 * @kib
+      _ -> :rand.uniform(64 * @kib)
+    end
+  end
+
+  # Cuts iodata into fresh binaries of the sizes `size.()` draws.
+  def chunks(iodata, size) do
+    stream = IO.iodata_to_binary(iodata)
+    cut(stream, size, 0, [])
+  end
+
+  defp cut(stream, _size, at, acc) when at >= byte_size(stream), do: Enum.reverse(acc)
+
+  defp cut(stream, size, at, acc) do
+    n = min(size.(), byte_size(stream) - at)
+    cut(stream, size, at + n, [:binary.copy(binary_part(stream, at, n)) | acc])
+  end
+
+  # Each line a chunk of its own: a server that writes and flushes each.
+  def one_per_chunk(lines), do: Enum.map(lines, &IO.iodata_to_binary/1)
+
+  # The same message over and over (the rows kept from the first benchmark).
+  def repeated(size, total, ending \\ "\n") do
+    head = ~s({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":")
+    tail = ~s("}]}}) <> ending
+    line = head <> :binary.copy("a", size - byte_size(head) - byte_size(tail)) <> tail
+    :binary.copy(line, max(div(total, size), 1))
+  end
+
+  def fixed(n), do: fn -> n end
+end
+
+defmodule Bench do
+  alias Bench.Traffic, as: T
+  alias McpFramer.PureFramer
+
+  @rounds 7
+  @port_rounds 5
+  @kib 1024
+  @mib 1024 * 1024
+
+  # {name, chunks, goal (baseline time / McpFramer time)}, built lazily.
+  def workloads(text) do
+    [
+      {"mixed MCP trace, pipe-sized chunks", 1.1,
+       fn -> T.chunks(T.stream(text, 48 * @mib, &T.mixed_size/0), &T.pipe_size/0) end},
+      {"~300 B msgs, one per chunk", 1.3,
+       fn -> T.one_per_chunk(T.stream(text, 8 * @mib, T.between(200, 400))) end},
+      {"~200 B msgs, 64 KiB chunks", 2.5,
+       fn -> T.chunks(T.stream(text, 32 * @mib, T.between(100, 300)), T.fixed(64 * @kib)) end},
+      {"~16 KiB msgs, 64 KiB chunks", 1.2,
+       fn ->
+         T.chunks(T.stream(text, 32 * @mib, T.between(8 * @kib, 24 * @kib)), T.fixed(64 * @kib))
+       end},
+      {"~100 KiB msgs, 8 KiB chunks", 1.2,
+       fn ->
+         T.chunks(T.stream(text, 32 * @mib, T.between(50 * @kib, 150 * @kib)), T.fixed(8 * @kib))
+       end},
+      {"~4 MiB msgs, 64 KiB chunks", 1.0,
+       fn ->
+         T.chunks(T.stream(text, 64 * @mib, T.between(3 * @mib, 5 * @mib)), T.fixed(64 * @kib))
+       end},
+      {"~4 MiB msgs, 4 KiB chunks", 1.2,
+       fn ->
+         T.chunks(T.stream(text, 64 * @mib, T.between(3 * @mib, 5 * @mib)), T.fixed(4 * @kib))
+       end},
+      {"200 B CRLF, 4 KiB chunks", 1.0,
+       fn -> T.chunks(T.repeated(200, 16 * @mib, "\r\n"), T.fixed(4 * @kib)) end},
+      {"{} msgs, 64 KiB chunks", 1.0,
+       fn -> T.chunks(:binary.copy("{}\n", div(8 * @mib, 3)), T.fixed(64 * @kib)) end},
+      {"200 B msgs, 16 B chunks", 1.0,
+       fn -> T.chunks(T.repeated(200, 2 * @mib), T.fixed(16)) end},
+      {"64 MiB oversize line", 1.0,
+       fn -> T.chunks([:binary.copy("x", 64 * @mib), "\n"], T.fixed(64 * @kib)) end}
+    ]
+  end
+
   # Each run has a process of its own, so that no run inherits the heap or
-  # the garbage of the workloads before it, which otherwise sway both
-  # framers by up to 2x. The process frames the chunks once to warm up, as a
-  # long-lived client process is, and then once on the clock.
+  # the garbage of the workloads before it. The process frames the chunks
+  # once to warm up, as a long-lived client process is, and then once on
+  # the clock.
   def run(module, chunks) do
     Task.async(fn ->
       frame_all(module, chunks)
@@ -61,8 +163,9 @@ defmodule Bench do
     |> elem(1)
   end
 
-  def measure({name, stream, chunk_size, goal}) do
-    chunks = split(stream, chunk_size)
+  def measure({name, goal, make_chunks}, n) do
+    T.seed(n)
+    chunks = make_chunks.()
 
     {nif, elixir, count} =
       Enum.reduce(1..@rounds, {:infinity, :infinity, 0}, fn _, {nif, elixir, _} ->
@@ -71,7 +174,73 @@ defmodule Bench do
         {min(nif, n), min(elixir, e), count}
       end)
 
-    %{name: name, bytes: byte_size(stream), messages: count, nif: nif, elixir: elixir, goal: goal}
+    bytes = Enum.reduce(chunks, 0, &(byte_size(&1) + &2))
+    %{name: name, bytes: bytes, messages: count, nif: nif, elixir: elixir, goal: goal}
+  end
+
+  # A trace file through `cat` and a real stream-mode Port, framed by each
+  # framer as the Port delivers it, and by OTP's own {:line, 65536} mode.
+  def port_trace(text) do
+    T.seed(99)
+    path = Path.join(System.tmp_dir!(), "mcp_framer_bench_trace.jsonl")
+    File.write!(path, T.stream(text, 128 * @mib, &T.mixed_size/0))
+    cat = System.find_executable("cat")
+
+    ways = [
+      {"baseline", fn -> port_frame(cat, path, [:stream], PureFramer) end},
+      {"McpFramer", fn -> port_frame(cat, path, [:stream], McpFramer) end},
+      {"{:line, 65536}", fn -> port_frame(cat, path, [line: 65_536], :line) end}
+    ]
+
+    best =
+      Enum.reduce(1..@port_rounds, %{}, fn _, best ->
+        Enum.reduce(ways, best, fn {name, frame}, best ->
+          {micros, count} = Task.async(fn -> :timer.tc(frame) end) |> Task.await(:infinity)
+          Map.update(best, name, {micros, count}, fn {m, ^count} -> {min(m, micros), count} end)
+        end)
+      end)
+
+    size = File.stat!(path).size
+    File.rm!(path)
+    {size, for({name, _} <- ways, do: {name, best[name]})}
+  end
+
+  defp port_frame(cat, path, mode, framer) do
+    port = Port.open({:spawn_executable, cat}, [:binary, :exit_status, args: [path]] ++ mode)
+    receive_all(port, start(framer), 0)
+  end
+
+  defp start(:line), do: {:line, []}
+  defp start(module), do: {module, module.new()}
+
+  defp receive_all(port, state, count) do
+    receive do
+      {^port, {:data, data}} ->
+        {state, n} = take(state, data)
+        receive_all(port, state, count + n)
+
+      {^port, {:exit_status, 0}} ->
+        count
+    end
+  end
+
+  defp take({:line, pending}, {:noeol, part}), do: {{:line, [pending | part]}, 0}
+
+  defp take({:line, pending}, {:eol, part}) do
+    line = IO.iodata_to_binary([pending | part])
+    size = byte_size(line)
+
+    line =
+      if size > 0 and :binary.last(line) == ?\r, do: binary_part(line, 0, size - 1), else: line
+
+    {{:line, []}, if(line == "", do: 0, else: 1)}
+  end
+
+  defp take({module, framer}, chunk) do
+    case module.feed(framer, chunk) do
+      {:ok, messages, framer} -> {{module, framer}, length(messages)}
+      {:error, :message_too_large, messages, framer} -> {{module, framer}, length(messages)}
+    end
   end
 
   # This machine's limits, measured by the BEAM's own memchr and memcpy.
@@ -89,6 +258,8 @@ defmodule Bench do
 
   def mb_per_s(bytes, micros), do: bytes / micros
 
+  defp ratio(x), do: :erlang.float_to_binary(x, decimals: 2) <> "x"
+
   def main do
     {scan, copy} = limits()
     {cpu, _} = System.cmd("sh", ["-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"])
@@ -104,27 +275,49 @@ defmodule Bench do
 
     IO.puts("best of #{@rounds} interleaved runs; ratio = baseline time / McpFramer time\n")
 
-    header = "| workload | McpFramer MB/s | McpFramer msgs/s | baseline MB/s | ratio | goal |"
-    IO.puts(header)
+    IO.puts("| workload | McpFramer MB/s | McpFramer msgs/s | baseline MB/s | ratio | goal |")
     IO.puts("|---|---:|---:|---:|---:|---:|")
 
     # BENCH_ONLY="4 MiB" runs only the workloads whose name contains it.
     only = System.get_env("BENCH_ONLY", "")
-    results = for {name, _, _, _} = w <- workloads(), name =~ only, do: measure(w)
+    text = T.text()
 
-    for r <- results do
-      ratio = r.elixir / r.nif
-      mark = if ratio >= r.goal, do: "", else: " (below goal)"
+    results =
+      for {{name, _, _} = w, n} <- Enum.with_index(workloads(text), 1), name =~ only do
+        r = measure(w, n)
+        ratio = r.elixir / r.nif
+        mark = if ratio >= r.goal, do: "", else: " (below goal)"
 
-      IO.puts(
-        "| #{r.name} | #{round(mb_per_s(r.bytes, r.nif))} | #{round(r.messages * 1_000_000 / r.nif)} | " <>
-          "#{round(mb_per_s(r.bytes, r.elixir))} | #{:erlang.float_to_binary(ratio, decimals: 2)}x#{mark} | " <>
-          "#{r.goal}x |"
-      )
-    end
+        IO.puts(
+          "| #{r.name} | #{round(mb_per_s(r.bytes, r.nif))} | #{round(r.messages * 1_000_000 / r.nif)} | " <>
+            "#{round(mb_per_s(r.bytes, r.elixir))} | #{ratio(ratio)}#{mark} | #{r.goal}x |"
+        )
+
+        r
+      end
 
     below = Enum.count(results, &(&1.elixir / &1.nif < &1.goal))
     IO.puts("\n#{length(results) - below} of #{length(results)} workloads at or above their goal")
+
+    if only == "" or "port" =~ only, do: print_port(port_trace(text))
+  end
+
+  defp print_port({size, results}) do
+    {baseline, _} = results |> List.keyfind("baseline", 0) |> elem(1)
+
+    IO.puts(
+      "\nA #{div(size, @mib)} MiB mixed trace through `cat` and a stream-mode Port, " <>
+        "best of #{@port_rounds}; ratio = baseline time / this time\n"
+    )
+
+    IO.puts("| framed by | MB/s | messages | ratio |")
+    IO.puts("|---|---:|---:|---:|")
+
+    for {name, {micros, count}} <- results do
+      IO.puts(
+        "| #{name} | #{round(mb_per_s(size, micros))} | #{count} | #{ratio(baseline / micros)} |"
+      )
+    end
   end
 end
 

@@ -164,6 +164,12 @@ defmodule McpFramer do
   # will find its framer stale, or it is about to be refused for a stale one.
   defp finish(:busy, framer, chunk, acc, tag), do: retry(framer, chunk, acc, tag, 1)
 
+  defp finish(:copying, framer, chunk, acc, tag) do
+    framer.resource
+    |> Native.feed(framer.generation, chunk)
+    |> finish(framer, chunk, acc, tag)
+  end
+
   defp finish(:continue_dirty, framer, chunk, acc, tag) do
     framer.resource
     |> Native.feed_dirty(framer.generation, chunk)

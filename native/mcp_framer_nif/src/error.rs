@@ -24,9 +24,9 @@ pub enum FramerError {
     /// The held bytes disagree with the framer state. Unreachable by design;
     /// reported instead of panicking.
     HeldMismatch,
-    /// Not raised: a feed on a normal scheduler stops with it, changing
-    /// nothing, when its work belongs on a dirty scheduler.
-    NeedsDirtyScheduler,
+    /// Not raised: a feed stops with it, changing nothing in the framer,
+    /// when it has copied its share of a large message.
+    Unfinished,
 }
 
 impl FramerError {
@@ -46,9 +46,7 @@ impl FramerError {
             }
             FramerError::OutOfMemory => "McpFramer could not allocate a message buffer",
             FramerError::HeldMismatch => "McpFramer internal error: held bytes out of step",
-            FramerError::NeedsDirtyScheduler => {
-                "McpFramer internal error: work meant for a dirty scheduler"
-            }
+            FramerError::Unfinished => "McpFramer internal error: an unfinished copy escaped",
         }
     }
 }

@@ -22,7 +22,7 @@
 //! caller discards the message as if it were oversized.
 
 use crate::error::FramerError;
-use rustler::env::{OwnedEnv, SavedTerm};
+use rustler::env::OwnedEnv;
 use rustler::sys::{enif_alloc_binary, ErlNifBinary};
 use rustler::{Binary, Env, NewBinary, OwnedBinary};
 use std::mem::MaybeUninit;
@@ -45,14 +45,38 @@ const GATHER_MAX: usize = 64 * 1024;
 
 #[derive(Default)]
 pub struct HeldBytes {
-    /// The environment that keeps the pieces' binaries alive.
+    /// Keeps the referenced chunks alive: each piece's sub-binary is saved
+    /// here until `clear`.
     saved: Option<OwnedEnv>,
-    /// Binaries whose bytes come first, in order, and their total size.
-    pieces: Vec<SavedTerm>,
+    /// Frozen gather buffers, kept alive until `clear`.
+    frozen: Vec<OwnedBinary>,
+    /// Where the bytes before the gathered ones are, in order, and their
+    /// total size. Each lies in a binary kept alive by `saved` or `frozen`.
+    pieces: Vec<Piece>,
     in_pieces: usize,
     /// The bytes after the pieces are `gather[..gathered]`.
     gather: Option<OwnedBinary>,
     gathered: usize,
+    /// A large message being assembled over several calls, and how many
+    /// held bytes it has so far.
+    assembly: Option<(OwnedBinary, usize)>,
+}
+
+/// The address and length of a piece's bytes. Reading them back through a
+/// saved term cost an atomic on a cold cache line per piece: 18% of the
+/// time on 4 MiB messages in 4 KiB chunks.
+struct Piece {
+    address: usize,
+    len: usize,
+}
+
+impl Piece {
+    fn of(bytes: &[u8]) -> Piece {
+        Piece {
+            address: bytes.as_ptr() as usize,
+            len: bytes.len(),
+        }
+    }
 }
 
 /// The BEAM could not allocate a buffer.
@@ -62,18 +86,27 @@ impl HeldBytes {
     /// Appends `chunk[bytes]`.
     pub fn push(&mut self, env: Env, chunk: Binary, bytes: Range<usize>) -> Result<(), NoMemory> {
         if bytes.len() >= REF_MIN {
-            self.freeze(env)?;
+            self.freeze()?;
             let piece = chunk
                 .make_subbinary(bytes.start, bytes.len())
                 .map_err(|_| NoMemory)?;
-            self.save(env, piece);
+            // The bytes are located through the saved copy, whose binary
+            // the saved environment keeps: for a chunk that is not byte
+            // aligned, the aligned copy lives in that environment too.
+            let saved = self.saved.get_or_insert_with(OwnedEnv::new);
+            let term = saved.save(piece.to_term(env));
+            let piece = saved.run(|saved_env| {
+                let bytes: Binary = term.load(saved_env).decode().map_err(|_| NoMemory)?;
+                Ok(Piece::of(bytes.as_slice()))
+            })?;
+            self.pieces.push(piece);
             self.in_pieces += bytes.len();
             return Ok(());
         }
         let mut rest = &chunk.as_slice()[bytes];
         while !rest.is_empty() {
             if self.gathered == GATHER_MAX {
-                self.freeze(env)?;
+                self.freeze()?;
             }
             let from = self.gathered;
             let wanted = (from + rest.len()).min(GATHER_MAX);
@@ -90,6 +123,28 @@ impl HeldBytes {
         self.in_pieces + self.gathered
     }
 
+    /// Copies up to `budget` more of the first `held` held bytes into the
+    /// message of `size` bytes being assembled, so that a large message is
+    /// built over several short calls; true once all of them are there.
+    pub fn assemble_some(
+        &mut self,
+        held: usize,
+        size: usize,
+        budget: usize,
+    ) -> Result<bool, FramerError> {
+        if held > self.len() || held > size {
+            return Err(FramerError::HeldMismatch);
+        }
+        let (mut message, copied) = match self.assembly.take() {
+            Some((message, copied)) if message.len() == size && copied <= held => (message, copied),
+            _ => (alloc(size).map_err(|_| FramerError::OutOfMemory)?, 0),
+        };
+        let until = held.min(copied.saturating_add(budget));
+        self.copy_held(copied, &mut message.as_mut_slice()[copied..until]);
+        self.assembly = Some((message, until));
+        Ok(until == held)
+    }
+
     /// The message made of the first `held` held bytes and then `tail`.
     /// Leaves nothing held, or, on error, changes nothing.
     pub fn take_message<'a>(
@@ -104,7 +159,7 @@ impl HeldBytes {
         let size = held + tail.len();
         let message = if size <= HEAP_BINARY_MAX {
             let mut message = NewBinary::new(env, size);
-            self.assemble(&mut message.as_mut_slice()[..held])?;
+            self.copy_held(0, &mut message.as_mut_slice()[..held]);
             message.as_mut_slice()[held..].copy_from_slice(tail);
             message.into()
         } else if self.pieces.is_empty() {
@@ -117,8 +172,14 @@ impl HeldBytes {
             gather.as_mut_slice()[held..].copy_from_slice(tail);
             gather.release(env)
         } else {
-            let mut message = alloc(size).map_err(|_| FramerError::OutOfMemory)?;
-            self.assemble(&mut message.as_mut_slice()[..held])?;
+            let mut message = match self.assembly.take() {
+                Some((message, copied)) if message.len() == size && copied == held => message,
+                _ => {
+                    let mut message = alloc(size).map_err(|_| FramerError::OutOfMemory)?;
+                    self.copy_held(0, &mut message.as_mut_slice()[..held]);
+                    message
+                }
+            };
             message.as_mut_slice()[held..].copy_from_slice(tail);
             message.release(env)
         };
@@ -129,6 +190,7 @@ impl HeldBytes {
     /// Forgets the held bytes and lets go of their binaries.
     pub fn clear(&mut self) {
         self.gathered = 0;
+        self.assembly = None;
         if self
             .gather
             .as_ref()
@@ -139,20 +201,15 @@ impl HeldBytes {
         if !self.pieces.is_empty() {
             self.pieces.clear();
             self.in_pieces = 0;
+            self.frozen.clear();
             if let Some(saved) = self.saved.as_mut() {
                 saved.clear();
             }
         }
     }
 
-    /// Keeps `binary` alive as the next piece.
-    fn save(&mut self, env: Env, binary: Binary) {
-        let saved = self.saved.get_or_insert_with(OwnedEnv::new);
-        self.pieces.push(saved.save(binary.to_term(env)));
-    }
-
     /// Turns the gathered bytes into a piece of their exact size.
-    fn freeze(&mut self, env: Env) -> Result<(), NoMemory> {
+    fn freeze(&mut self) -> Result<(), NoMemory> {
         if self.gathered == 0 {
             return Ok(());
         }
@@ -161,7 +218,8 @@ impl HeldBytes {
             self.gather = Some(gather);
             return Err(NoMemory);
         }
-        self.save(env, gather.release(env));
+        self.pieces.push(Piece::of(gather.as_slice()));
+        self.frozen.push(gather);
         self.in_pieces += self.gathered;
         self.gathered = 0;
         Ok(())
@@ -189,30 +247,28 @@ impl HeldBytes {
         Ok(self.gather.as_mut().ok_or(NoMemory)?.as_mut_slice())
     }
 
-    /// Fills `to` with the first `to.len()` held bytes, in message order.
-    fn assemble(&self, to: &mut [u8]) -> Result<(), FramerError> {
-        let mut at = 0;
-        let mut put = |bytes: &[u8]| {
-            let n = bytes.len().min(to.len() - at);
-            to[at..at + n].copy_from_slice(&bytes[..n]);
+    /// Fills `to` with the held bytes from offset `from` on, in order.
+    fn copy_held(&self, from: usize, to: &mut [u8]) {
+        // SAFETY: every piece lies in a binary that `saved` or `frozen`
+        // keeps alive, unchanged, until `clear` forgets the piece.
+        let pieces = self.pieces.iter().map(|piece| unsafe {
+            std::slice::from_raw_parts(piece.address as *const u8, piece.len)
+        });
+        let gathered = self.gather.as_ref().map(|g| &g.as_slice()[..self.gathered]);
+        let (mut skip, mut at) = (from, 0);
+        for bytes in pieces.chain(gathered) {
+            if at == to.len() {
+                break;
+            }
+            if skip >= bytes.len() {
+                skip -= bytes.len();
+                continue;
+            }
+            let n = (bytes.len() - skip).min(to.len() - at);
+            to[at..at + n].copy_from_slice(&bytes[skip..skip + n]);
             at += n;
-        };
-        if let Some(saved) = &self.saved {
-            saved.run(|saved_env| {
-                for piece in &self.pieces {
-                    let bytes: Binary = piece
-                        .load(saved_env)
-                        .decode()
-                        .map_err(|_| FramerError::HeldMismatch)?;
-                    put(bytes.as_slice());
-                }
-                Ok::<(), FramerError>(())
-            })?;
+            skip = 0;
         }
-        if let Some(gather) = &self.gather {
-            put(&gather.as_slice()[..self.gathered]);
-        }
-        Ok(())
     }
 }
 
