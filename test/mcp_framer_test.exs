@@ -21,6 +21,34 @@ defmodule McpFramerTest do
     end
   end
 
+  describe "chunks not aligned to a byte in memory" do
+    # A binary matched out of a bitstring at a bit offset is a binary, but
+    # its bytes are not where a byte-aligned one's are; the framer keeps
+    # long pieces of such chunks and must read them back intact.
+    test "frame like their aligned copies, also after garbage collection" do
+      pieces = for n <- 1..6, do: :binary.copy(<<?a + n>>, 3_000 * n)
+      stream = IO.iodata_to_binary([Enum.intersperse(pieces, "x\n"), "\n"])
+      chunks = for <<chunk::binary-size(5_000) <- stream>>, do: unaligned(chunk)
+      rest = binary_part(stream, 5_000 * length(chunks), rem(byte_size(stream), 5_000))
+
+      {framer, messages} =
+        Enum.reduce(chunks, {McpFramer.new(), []}, fn chunk, {framer, acc} ->
+          {:ok, messages, framer} = McpFramer.feed(framer, chunk)
+          :erlang.garbage_collect()
+          {framer, acc ++ messages}
+        end)
+
+      {:ok, last, _} = McpFramer.feed(framer, unaligned(rest))
+      expected = stream |> String.split("\n", trim: true)
+      assert messages ++ last == expected
+    end
+  end
+
+  defp unaligned(bytes) do
+    <<_::3, chunk::binary-size(byte_size(bytes)), _::5>> = <<0::3, bytes::binary, 0::5>>
+    chunk
+  end
+
   describe "long chunks" do
     # A call on a normal scheduler pauses after a number of messages and
     # the rest of the chunk is fed in further calls; the caller sees one
