@@ -60,34 +60,30 @@ defmodule McpFramer do
 
   ## Memory
 
-  A message that lies inside one chunk is returned as a sub-binary of that
-  chunk, without copying. A sub-binary keeps its whole chunk alive (up to
-  64 KiB for a Port) for as long as the message is referenced. If you keep
-  small messages for a long time, store `:binary.copy/1` of them instead.
+  Every byte the framer holds is in binaries that `:erlang.memory(:binary)`
+  counts, and none is sized by `:max_message_bytes`:
 
-  A message that spans chunks is copied once. Pieces under 16 KiB are
-  copied as they arrive into a buffer that becomes the message; past
-  64 KiB that buffer is allocated at the cap + 1 bytes (at most 64 MiB),
-  of which only the pages written use memory. Larger pieces are not copied
-  but referenced: the framer keeps their chunks alive and copies them once,
-  into a binary of the message's exact size, when the message completes
-  (a message with pieces of both kinds copies its short pieces twice).
-  An oversized line is dropped without its referenced bytes ever being
-  copied. Either way a framer holds at most the cap plus one chunk (and
-  a 4 KiB page that aligns large buffers for fast copying). If the
-  BEAM cannot allocate a buffer, the message is discarded like an
-  oversized one.
+    * A message that lies inside one chunk is a sub-binary of that chunk,
+      without a copy. It keeps the whole chunk alive (up to 64 KiB for a
+      Port) for as long as it is referenced; store `:binary.copy/1` of
+      small messages you keep for long.
+    * A message that spans chunks is copied once, into a binary of its
+      own; it keeps alive at most its size plus 4 KiB
+      (`:binary.referenced_byte_size/1`).
+    * A framer holds at most its `buffered_bytes/1`, plus the rest of the
+      chunk its partial message started in, plus 4 KiB. An oversized line
+      is dropped without being held. A dropped framer is freed by garbage
+      collection. If the BEAM cannot allocate, the message is discarded
+      like an oversized one.
 
   ## Schedulers
 
-  A chunk over 4 MiB runs on a dirty CPU scheduler, and so does a chunk
-  that completes a message with over 4 MiB of referenced bytes to copy:
-  the call on the calling scheduler stops at that message's newline,
-  changing nothing, and the dirty one searches the chunk from its start
-  again. Anything else runs on the calling scheduler, in calls of at most
-  8192 messages each (2048 for chunks over 64 KiB, whose long lists would
-  outgrow the process heap), so the process can be descheduled between
-  them. Apart from that one restart, each byte is searched once.
+  No call holds a normal scheduler for long, whatever the chunk: large
+  chunks are framed on a dirty CPU scheduler, large messages are copied
+  into place a slice per call, and long runs of messages are returned in
+  parts, so the process can be descheduled in between. Each byte fed is
+  searched for newlines once, apart from a short re-search of the chunk
+  that completes a message of over a mebibyte.
   """
 
   alias McpFramer.Native
@@ -156,8 +152,9 @@ defmodule McpFramer do
   # Every successful NIF call advances the state's generation by one, and
   # the struct follows. The NIF returns early rather than hold a normal
   # scheduler too long: it asks for a dirty scheduler before touching a
-  # large chunk or copying a large message, or pauses after a number of
-  # messages with the state as if the chunk had ended there.
+  # large chunk, returns :copying, to be called again, while it copies a
+  # large message into place, or pauses after a number of messages with the
+  # state as if the chunk had ended there.
   #
   # Another process holds the lock for a moment; let it finish, then ask
   # again. It is either feeding the same value, in which case this call

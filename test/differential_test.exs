@@ -16,9 +16,9 @@ defmodule McpFramer.DifferentialTest do
     end)
   end
 
-  # Large messages exercise the other ways of holding bytes: a buffer
-  # reserved past 64 KiB for small pieces, and chunk references for pieces
-  # of 16 KiB and more, mixed in one message.
+  # Large messages exercise every way of holding bytes, mixed in one
+  # message: short pieces gathered into a buffer that grows and freezes,
+  # and chunk references for pieces of 1 KiB and more.
   test "McpFramer and the baseline agree on 300 random streams of large messages" do
     run_cases(300, 1, fn ->
       cap = :rand.uniform(256 * 1024)
@@ -27,10 +27,10 @@ defmodule McpFramer.DifferentialTest do
     end)
   end
 
-  # Over 4 MiB of referenced chunks are copied into the message on a dirty
-  # scheduler: the chunk that completes it stops at its first newline and
-  # is fed again there.
-  test "a message completed on a dirty scheduler agrees with the baseline, and what follows it" do
+  # Over 1 MiB of held bytes are copied into the message a slice per call:
+  # the chunk that completes it stops at its first newline and is fed
+  # again until the copy is done.
+  test "a message copied over several calls agrees with the baseline, and what follows it" do
     pieces = for n <- 1..80, do: :binary.copy(<<?a + rem(n, 26)>>, 65_536)
     assert IO.iodata_length(pieces) > 4 * 1024 * 1024
 

@@ -38,7 +38,7 @@ impl Resource for FramerResource {}
 /// A normal scheduler should get its thread back within about a millisecond.
 /// Work that may take longer runs on a dirty CPU scheduler instead: a chunk
 /// over this size (searching it takes over 0.2 ms, and its messages make a
-/// heap too large to collect quickly), known before searching...
+/// heap too large to collect quickly), known before searching.
 const NORMAL_CHUNK_MAX: usize = 4 * 1024 * 1024;
 
 /// A message that completes with more held bytes than this is copied into
