@@ -4,6 +4,8 @@ defmodule McpFramer.MemoryTest do
   # test allocates binaries meanwhile.
   use ExUnit.Case, async: false
 
+  import McpFramer.Frames
+
   @kib 1024
   @mib 1024 * 1024
   @chunk :binary.copy("x", 64 * @kib)
@@ -204,16 +206,6 @@ defmodule McpFramer.MemoryTest do
       end)
 
     first != last
-  end
-
-  defp frame(framer, chunks) do
-    {messages, _} =
-      Enum.flat_map_reduce(chunks, framer, fn chunk, framer ->
-        {:ok, messages, framer} = McpFramer.feed(framer, chunk)
-        {messages, framer}
-      end)
-
-    messages
   end
 
   defp frame_partial(%module{} = framer, chunks) do

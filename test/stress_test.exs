@@ -2,6 +2,8 @@ defmodule McpFramer.StressTest do
   # Many framers at once, and many processes fighting over one.
   use ExUnit.Case, async: false
 
+  import McpFramer.Frames
+
   @moduletag timeout: 300_000
 
   test "1,000 processes each frame their own stream of 1,000 chunks at once, exactly" do
@@ -105,16 +107,6 @@ defmodule McpFramer.StressTest do
     end
 
     poke(stale)
-  end
-
-  defp frame(framer, chunks) do
-    {messages, _framer} =
-      Enum.flat_map_reduce(chunks, framer, fn chunk, framer ->
-        {:ok, messages, framer} = McpFramer.feed(framer, chunk)
-        {messages, framer}
-      end)
-
-    messages
   end
 
   defp pad, do: :binary.copy("a", :rand.uniform(200))
