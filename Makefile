@@ -1,6 +1,7 @@
 # make test   installs Elixir when missing, then runs every test and gate
 # make demo   frames a real MCP stdio server: make demo SERVER="cmd args"
 # make fuzz   fuzzes the core for FUZZ_SECONDS (default 20; make test runs it)
+# make dialyzer  checks the specs of the compiled modules (make test runs it)
 SHELL := /bin/bash
 SERVER ?=
 FUZZ_SECONDS ?= 20
@@ -11,17 +12,17 @@ HOST := $(shell rustc -vV 2>/dev/null | sed -n 's/^host: //p')
 FUZZ_RUSTFLAGS := --cfg fuzzing -Cpasses=sancov-module -Cdebug-assertions -Coverflow-checks \
   $(addprefix -Cllvm-args=-sanitizer-coverage-,level=4 inline-8bit-counters pc-table trace-compares)
 
-.PHONY: test demo bench fuzz tools rust-tests elixir-tests
+.PHONY: test demo bench fuzz tools rust-tests elixir-tests dialyzer
 
-test: tools rust-tests fuzz elixir-tests
+test: tools rust-tests fuzz elixir-tests dialyzer
 
 tools:
 	@command -v cargo >/dev/null || { echo "cargo not found: install Rust >= 1.91 (https://rustup.rs)"; exit 1; }
-	@command -v mix >/dev/null || { \
+	@command -v mix >/dev/null && command -v dialyzer >/dev/null || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq elixir erlang-dev erlang-nox; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq elixir erlang-dev erlang-nox erlang-dialyzer; \
 	  else \
-	    echo "mix not found: install Elixir and Erlang (apt-get install elixir erlang-dev erlang-nox)"; exit 1; \
+	    echo "mix or dialyzer not found: install them (apt-get install elixir erlang-dev erlang-nox erlang-dialyzer)"; exit 1; \
 	  fi; }
 
 rust-tests:
@@ -45,6 +46,21 @@ elixir-tests: $(EVERYTHING)
 	mix format --check-formatted
 	MIX_ENV=test mix compile --warnings-as-errors
 	mix test --warnings-as-errors
+
+# Dialyzer reads Elixir's debug info through the elixir application, so
+# its ebin goes on the code path. The PLT (erts, kernel, stdlib, elixir)
+# takes over a minute to build and is kept under _build. Held partials and
+# the test oracle build iodata, whose improper lists are deliberate.
+ELIXIR_EBIN = $(shell elixir -e 'IO.puts(:code.lib_dir(:elixir))')/ebin
+PLT := _build/plt/otp_elixir.plt
+
+$(PLT):
+	mkdir -p $(dir $(PLT))
+	dialyzer -pa $(ELIXIR_EBIN) --build_plt --output_plt $@ --apps erts kernel stdlib -r $(ELIXIR_EBIN)
+
+dialyzer: $(PLT)
+	MIX_ENV=test mix compile
+	dialyzer -pa $(ELIXIR_EBIN) --plt $(PLT) -Wno_improper_lists _build/test/lib/mcp_framer/ebin
 
 demo: tools
 	mix run examples/demo.exs $(SERVER)
