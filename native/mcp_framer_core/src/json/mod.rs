@@ -1,0 +1,345 @@
+//! A JSON parser that decodes exactly as Elixir's `Jason.decode/1` (1.4).
+//!
+//! The parser only recognises the grammar; what a value becomes is up to a
+//! [`Builder`], which it drives with one call per scalar and a begin/end pair
+//! per container. The builder keeps its own stack of finished values, so
+//! `end_array(n)` means "the last `n` values you built are my items". That
+//! lets a NIF builder make each list or map from an array in one call, and
+//! [`ValueBuilder`] make plain Rust values for tests and fuzzing.
+//!
+//! Nesting is tracked in a `Vec`, never by recursion: depth is limited only
+//! by the input's length, and no input can overflow the native stack.
+//!
+//! What Jason accepts, and so what this accepts:
+//! * Any value at top level, surrounded by whitespace that is exactly space,
+//!   tab, CR and LF. Nothing else may follow; empty input is an error.
+//! * Objects have string keys; when a key repeats, the first occurrence wins
+//!   (the builder is told every pair and keeps the first).
+//! * Strings must be valid UTF-8 with no unescaped byte below 0x20. All JSON
+//!   escapes are decoded; `\u` surrogate pairs are joined and a lone
+//!   surrogate is an error.
+//! * Numbers follow the JSON grammar strictly. Integers have any size; a
+//!   number with a fraction or exponent is a float, correctly rounded, and an
+//!   error if it overflows to infinity (underflow gives 0.0).
+//!
+//! Errors carry the byte position Jason reports, which is the first
+//! offending byte except where Jason says otherwise (see [`ErrorKind`]).
+
+mod number;
+mod string;
+mod value;
+
+pub use value::{Unbalanced, Value, ValueBuilder};
+
+use number::Number;
+
+/// A decoded string: borrowed from the input when it had no escapes, else
+/// the parser's scratch buffer, valid until the builder call returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Text<'de, 's> {
+    Input(&'de str),
+    Unescaped(&'s str),
+}
+
+impl Text<'_, '_> {
+    pub fn as_str(&self) -> &str {
+        match *self {
+            Text::Input(text) | Text::Unescaped(text) => text,
+        }
+    }
+}
+
+/// Receives the values the parser finds, innermost first, and builds them.
+///
+/// Any method may fail; parsing then stops with [`ErrorKind::Builder`] at the
+/// position of the byte that led to the call.
+pub trait Builder<'de> {
+    /// What a whole document becomes.
+    type Value;
+    type Error;
+
+    fn null(&mut self) -> Result<(), Self::Error>;
+    fn bool(&mut self, value: bool) -> Result<(), Self::Error>;
+    /// An integer that fits in an `i64`.
+    fn integer(&mut self, value: i64) -> Result<(), Self::Error>;
+    /// An integer outside `i64`, as its decimal text: an optional `-`, then
+    /// digits without leading zeros.
+    fn big_integer(&mut self, digits: &'de str) -> Result<(), Self::Error>;
+    /// A finite float.
+    fn float(&mut self, value: f64) -> Result<(), Self::Error>;
+    fn string(&mut self, text: Text<'de, '_>) -> Result<(), Self::Error>;
+
+    /// An array opens; its items follow as values, then `end_array`.
+    fn begin_array(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
+    /// The array that opened last is done: its items are the last `count`
+    /// values built.
+    fn end_array(&mut self, count: usize) -> Result<(), Self::Error>;
+
+    /// An object opens; its pairs follow as `key` then a value, then
+    /// `end_object`.
+    fn begin_object(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
+    fn key(&mut self, text: Text<'de, '_>) -> Result<(), Self::Error>;
+    /// The object that opened last is done: its pairs are the last `count`
+    /// keys and values built, in input order. Repeated keys are included;
+    /// Jason keeps the first occurrence.
+    fn end_object(&mut self, count: usize) -> Result<(), Self::Error>;
+
+    /// The document is complete: exactly one value was built at top level.
+    fn finish(&mut self) -> Result<Self::Value, Self::Error>;
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error<E> {
+    /// Byte offset into the input; equal to its length at unexpected end.
+    pub position: usize,
+    pub kind: ErrorKind<E>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ErrorKind<E> {
+    /// The input ended inside a value (or was empty).
+    UnexpectedEnd,
+    /// The byte at `position` cannot be there. As in Jason, a bad literal
+    /// (`tru`, `nul x`) is reported at its first byte, an unescaped control
+    /// byte at the start of the run of unescaped text holding it, and a
+    /// string ending in a lone `\` or a short `\u` escape at that `\`.
+    UnexpectedByte,
+    /// The `length` bytes from `position` are a well-formed token that has
+    /// no value: a float that overflows, or a `\u` escape that is not hex or
+    /// is a lone surrogate (12 bytes when a high surrogate's partner is bad).
+    InvalidToken { length: usize },
+    /// The builder refused a value.
+    Builder(E),
+}
+
+impl<E> Error<E> {
+    /// Jason's two position-only errors differ only in whether the position
+    /// is the end of the input.
+    fn at(position: usize, input: &[u8]) -> Self {
+        let kind = if position >= input.len() {
+            ErrorKind::UnexpectedEnd
+        } else {
+            ErrorKind::UnexpectedByte
+        };
+        Error { position, kind }
+    }
+
+    fn token(position: usize, length: usize) -> Self {
+        Error {
+            position,
+            kind: ErrorKind::InvalidToken { length },
+        }
+    }
+
+    fn builder(position: usize, error: E) -> Self {
+        Error {
+            position,
+            kind: ErrorKind::Builder(error),
+        }
+    }
+}
+
+impl Error<std::convert::Infallible> {
+    /// The same error for a builder with another error type: grammar errors
+    /// are found before any builder is involved.
+    fn cast<F>(self) -> Error<F> {
+        let kind = match self.kind {
+            ErrorKind::UnexpectedEnd => ErrorKind::UnexpectedEnd,
+            ErrorKind::UnexpectedByte => ErrorKind::UnexpectedByte,
+            ErrorKind::InvalidToken { length } => ErrorKind::InvalidToken { length },
+            ErrorKind::Builder(never) => match never {},
+        };
+        Error {
+            position: self.position,
+            kind,
+        }
+    }
+}
+
+/// Grammar errors, before a builder's error type is known.
+type Syntax = Error<std::convert::Infallible>;
+
+/// A container still waiting for its closing bracket, with how many items
+/// (or pairs) it has so far.
+enum Open {
+    Array(usize),
+    Object(usize),
+}
+
+/// Parses one JSON document, driving `builder`.
+pub fn parse<'de, B: Builder<'de>>(
+    input: &'de [u8],
+    builder: &mut B,
+) -> Result<B::Value, Error<B::Error>> {
+    let mut cursor = Cursor {
+        input,
+        position: 0,
+        scratch: String::new(),
+    };
+    let mut open: Vec<Open> = Vec::new();
+    'value: loop {
+        cursor.skip_whitespace();
+        let start = cursor.position;
+        let built = match cursor.peek() {
+            Some(b'[') => {
+                cursor.position += 1;
+                builder
+                    .begin_array()
+                    .map_err(|e| Error::builder(start, e))?;
+                cursor.skip_whitespace();
+                if cursor.peek() != Some(b']') {
+                    open.push(Open::Array(0));
+                    continue 'value;
+                }
+                cursor.position += 1;
+                builder.end_array(0)
+            }
+            Some(b'{') => {
+                cursor.position += 1;
+                builder
+                    .begin_object()
+                    .map_err(|e| Error::builder(start, e))?;
+                cursor.skip_whitespace();
+                if cursor.peek() != Some(b'}') {
+                    cursor.key(builder)?;
+                    open.push(Open::Object(0));
+                    continue 'value;
+                }
+                cursor.position += 1;
+                builder.end_object(0)
+            }
+            Some(b'"') => {
+                cursor.position += 1;
+                let text = cursor.string().map_err(Error::cast)?;
+                builder.string(text)
+            }
+            Some(b'-' | b'0'..=b'9') => match cursor.number().map_err(Error::cast)? {
+                Number::Integer(value) => builder.integer(value),
+                Number::Big(digits) => builder.big_integer(digits),
+                Number::Float(value) => builder.float(value),
+            },
+            Some(b't') => {
+                cursor.literal(b"true").map_err(Error::cast)?;
+                builder.bool(true)
+            }
+            Some(b'f') => {
+                cursor.literal(b"false").map_err(Error::cast)?;
+                builder.bool(false)
+            }
+            Some(b'n') => {
+                cursor.literal(b"null").map_err(Error::cast)?;
+                builder.null()
+            }
+            _ => return Err(Error::at(start, input)),
+        };
+        built.map_err(|e| Error::builder(start, e))?;
+
+        // A value is complete: close every container it completes, until
+        // one expects another value or the document ends.
+        loop {
+            cursor.skip_whitespace();
+            let here = cursor.position;
+            let Some(innermost) = open.last_mut() else {
+                if here < input.len() {
+                    return Err(Error::at(here, input));
+                }
+                return builder.finish().map_err(|e| Error::builder(here, e));
+            };
+            match innermost {
+                Open::Array(count) => {
+                    *count += 1;
+                    match cursor.peek() {
+                        Some(b',') => {
+                            cursor.position += 1;
+                            continue 'value;
+                        }
+                        Some(b']') => {
+                            let count = *count;
+                            open.pop();
+                            cursor.position += 1;
+                            builder
+                                .end_array(count)
+                                .map_err(|e| Error::builder(here, e))?;
+                        }
+                        _ => return Err(Error::at(here, input)),
+                    }
+                }
+                Open::Object(count) => {
+                    *count += 1;
+                    match cursor.peek() {
+                        Some(b',') => {
+                            cursor.position += 1;
+                            cursor.skip_whitespace();
+                            cursor.key(builder)?;
+                            continue 'value;
+                        }
+                        Some(b'}') => {
+                            let count = *count;
+                            open.pop();
+                            cursor.position += 1;
+                            builder
+                                .end_object(count)
+                                .map_err(|e| Error::builder(here, e))?;
+                        }
+                        _ => return Err(Error::at(here, input)),
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The input and how far parsing has got; `position <= input.len()` always.
+struct Cursor<'de> {
+    input: &'de [u8],
+    position: usize,
+    /// Where strings with escapes are decoded, reused across strings.
+    scratch: String,
+}
+
+impl<'de> Cursor<'de> {
+    #[inline(always)]
+    fn peek(&self) -> Option<u8> {
+        self.input.get(self.position).copied()
+    }
+
+    #[inline(always)]
+    fn skip_whitespace(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+            self.position += 1;
+        }
+    }
+
+    /// `true`, `false` or `null`. Jason reports a misspelling at its first
+    /// byte, however far the spelling matched.
+    #[inline]
+    fn literal(&mut self, word: &[u8]) -> Result<(), Syntax> {
+        let rest = self.input.get(self.position..).unwrap_or_default();
+        if !rest.starts_with(word) {
+            return Err(Error::at(self.position, self.input));
+        }
+        self.position += word.len();
+        Ok(())
+    }
+
+    /// An object key and its colon, whitespace skipped before the key.
+    fn key<B: Builder<'de>>(&mut self, builder: &mut B) -> Result<(), Error<B::Error>> {
+        let start = self.position;
+        if self.peek() != Some(b'"') {
+            return Err(Error::at(start, self.input));
+        }
+        self.position += 1;
+        let text = self.string().map_err(Error::cast)?;
+        builder.key(text).map_err(|e| Error::builder(start, e))?;
+        self.skip_whitespace();
+        if self.peek() != Some(b':') {
+            return Err(Error::at(self.position, self.input));
+        }
+        self.position += 1;
+        Ok(())
+    }
+}

@@ -1,0 +1,99 @@
+//! Numbers: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`, nothing looser.
+
+use super::{Cursor, Error, Syntax};
+
+pub enum Number<'de> {
+    Integer(i64),
+    /// An integer outside `i64`, as its text.
+    Big(&'de str),
+    Float(f64),
+}
+
+impl<'de> Cursor<'de> {
+    /// A number starting at the current byte, which is `-` or a digit.
+    ///
+    /// Scanning stops at the first byte the grammar cannot continue with;
+    /// whatever comes next (`01` leaves `1`) is the caller's to reject.
+    pub(super) fn number(&mut self) -> Result<Number<'de>, Syntax> {
+        let start = self.position;
+        if self.peek() == Some(b'-') {
+            self.position += 1;
+        }
+        let digits_start = self.position;
+        match self.peek() {
+            Some(b'0') => self.position += 1,
+            Some(b'1'..=b'9') => self.skip_digits(),
+            _ => return Err(Error::at(self.position, self.input)),
+        }
+        let digits_end = self.position;
+        let mut float = false;
+        if self.peek() == Some(b'.') {
+            self.position += 1;
+            self.expect_digits()?;
+            float = true;
+        }
+        if let Some(b'e' | b'E') = self.peek() {
+            self.position += 1;
+            if let Some(b'+' | b'-') = self.peek() {
+                self.position += 1;
+            }
+            self.expect_digits()?;
+            float = true;
+        }
+        let end = self.position;
+        // Every byte scanned is ASCII, so these conversions cannot fail;
+        // were they to, the token is reported rather than a panic.
+        let token = self
+            .input
+            .get(start..end)
+            .and_then(|bytes| std::str::from_utf8(bytes).ok())
+            .ok_or(Error::token(start, end - start))?;
+        if float {
+            // Rust's parse is correctly rounded, as is the strtod behind
+            // Erlang's binary_to_float, which Jason fails on overflow only.
+            return match token.parse::<f64>() {
+                Ok(value) if value.is_finite() => Ok(Number::Float(value)),
+                _ => Err(Error::token(start, end - start)),
+            };
+        }
+        let digits = self.input.get(digits_start..digits_end).unwrap_or_default();
+        let negative = digits_start > start;
+        Ok(match small_integer(digits, negative) {
+            Some(value) => Number::Integer(value),
+            None => Number::Big(token),
+        })
+    }
+
+    #[inline(always)]
+    fn skip_digits(&mut self) {
+        while let Some(b'0'..=b'9') = self.peek() {
+            self.position += 1;
+        }
+    }
+
+    /// One or more digits, as after `.` or an exponent's `e` and sign.
+    fn expect_digits(&mut self) -> Result<(), Syntax> {
+        match self.peek() {
+            Some(b'0'..=b'9') => {
+                self.skip_digits();
+                Ok(())
+            }
+            _ => Err(Error::at(self.position, self.input)),
+        }
+    }
+}
+
+/// The integer with these decimal digits, if it fits in an `i64`. `-0` is 0.
+fn small_integer(digits: &[u8], negative: bool) -> Option<i64> {
+    let mut magnitude: u64 = 0;
+    for &digit in digits {
+        magnitude = magnitude
+            .checked_mul(10)?
+            .checked_add(u64::from(digit.wrapping_sub(b'0')))?;
+    }
+    if negative {
+        0i64.checked_sub_unsigned(magnitude)
+    } else {
+        i64::try_from(magnitude).ok()
+    }
+}

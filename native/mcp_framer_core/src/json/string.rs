@@ -1,0 +1,166 @@
+//! Strings: the fast path borrows text without escapes from the input; text
+//! with escapes is decoded into the cursor's scratch buffer.
+
+use super::{Cursor, Error, Syntax, Text};
+
+impl<'de> Cursor<'de> {
+    /// The string whose opening quote is just behind the cursor.
+    pub(super) fn string(&mut self) -> Result<Text<'de, '_>, Syntax> {
+        let input = self.input;
+        let start = self.position;
+        let stop = find_special(input, start);
+        if input.get(stop) == Some(&b'"') {
+            let text = utf8(input, start, stop)?;
+            self.position = stop + 1;
+            return Ok(Text::Input(text));
+        }
+        self.scratch.clear();
+        let mut run = start;
+        let mut stop = stop;
+        // Each turn: the unescaped run `run..stop`, then the byte at `stop`.
+        loop {
+            // Runs end at ASCII bytes, so no character is split between two.
+            self.scratch.push_str(utf8(input, run, stop)?);
+            match input.get(stop) {
+                Some(b'"') => {
+                    self.position = stop + 1;
+                    return Ok(Text::Unescaped(&self.scratch));
+                }
+                Some(b'\\') => run = self.escape(stop)?,
+                // A control byte: Jason reports where the run began.
+                Some(_) => return Err(Error::at(run, input)),
+                None => return Err(Error::at(stop, input)),
+            }
+            stop = find_special(input, run);
+        }
+    }
+
+    /// Decodes the escape whose `\` is at `at` onto the scratch buffer;
+    /// returns the position after it.
+    fn escape(&mut self, at: usize) -> Result<usize, Syntax> {
+        let decoded = match self.input.get(at + 1) {
+            Some(b'"') => '"',
+            Some(b'\\') => '\\',
+            Some(b'/') => '/',
+            Some(b'b') => '\u{8}',
+            Some(b'f') => '\u{c}',
+            Some(b'n') => '\n',
+            Some(b'r') => '\r',
+            Some(b't') => '\t',
+            Some(b'u') => return self.unicode_escape(at),
+            Some(_) => return Err(Error::at(at + 1, self.input)),
+            // Jason reports a string cut off after `\` at the `\`.
+            None => return Err(Error::at(at, self.input)),
+        };
+        self.scratch.push(decoded);
+        Ok(at + 2)
+    }
+
+    /// `\uXXXX` at `at`, or a surrogate pair `\uD8XX\uDCXX`.
+    fn unicode_escape(&mut self, at: usize) -> Result<usize, Syntax> {
+        let input = self.input;
+        // Jason needs four bytes after `\u` before it looks at any of them.
+        let Some(code) = input.get(at + 2..at + 6) else {
+            return Err(Error::at(at, input));
+        };
+        let code = hex4(code).ok_or(Error::token(at, 6))?;
+        let scalar = match code {
+            0xD800..=0xDBFF => {
+                let low_at = at + 6;
+                let low = match input.get(low_at..low_at + 6) {
+                    Some([b'\\', b'u', digits @ ..]) => digits,
+                    _ => return Err(Error::at(low_at, input)),
+                };
+                // Jason checks the last two digits first, blaming the low
+                // escape alone, then the first two, blaming the pair.
+                if low.get(2..).and_then(hex2).is_none() {
+                    return Err(Error::token(low_at, 6));
+                }
+                let low = match hex4(low) {
+                    Some(low @ 0xDC00..=0xDFFF) => low,
+                    _ => return Err(Error::token(at, 12)),
+                };
+                let scalar = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
+                self.push_scalar(scalar, at, 12)?;
+                return Ok(at + 12);
+            }
+            // A low surrogate with no high one before it.
+            0xDC00..=0xDFFF => return Err(Error::token(at, 6)),
+            code => code,
+        };
+        self.push_scalar(scalar, at, 6)?;
+        Ok(at + 6)
+    }
+
+    fn push_scalar(&mut self, scalar: u32, at: usize, length: usize) -> Result<(), Syntax> {
+        let decoded = char::from_u32(scalar).ok_or(Error::token(at, length))?;
+        self.scratch.push(decoded);
+        Ok(())
+    }
+}
+
+/// `input[start..end]` as text; invalid UTF-8 is reported at its first bad
+/// byte, as Jason does.
+#[inline]
+fn utf8(input: &[u8], start: usize, end: usize) -> Result<&str, Syntax> {
+    let bytes = input.get(start..end).unwrap_or_default();
+    std::str::from_utf8(bytes).map_err(|e| Error::at(start + e.valid_up_to(), input))
+}
+
+fn hex_digit(byte: u8) -> Option<u32> {
+    char::from(byte).to_digit(16)
+}
+
+fn hex2(digits: &[u8]) -> Option<u32> {
+    match digits {
+        [a, b, ..] => Some((hex_digit(*a)? << 4) | hex_digit(*b)?),
+        _ => None,
+    }
+}
+
+fn hex4(digits: &[u8]) -> Option<u32> {
+    Some((hex2(digits)? << 8) | hex2(digits.get(2..)?)?)
+}
+
+const ONES: u64 = u64::from_le_bytes([1; 8]);
+const HIGHS: u64 = ONES << 7;
+
+/// The first position from `from` holding `"`, `\` or a byte below 0x20:
+/// where the fast scan of a string must stop. `input.len()` if none.
+#[inline]
+fn find_special(input: &[u8], from: usize) -> usize {
+    let mut at = from;
+    // Eight bytes per step, tested all at once (SWAR).
+    while let Some(word) = input.get(at..).and_then(|rest| rest.first_chunk::<8>()) {
+        let mask = special_bytes(u64::from_le_bytes(*word));
+        if mask != 0 {
+            return at + (mask.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    while let Some(&byte) = input.get(at) {
+        if byte == b'"' || byte == b'\\' || byte < 0x20 {
+            return at;
+        }
+        at += 1;
+    }
+    at
+}
+
+/// A mask whose lowest set bit is the high bit of the first special byte in
+/// `word` (little-endian). Bits above that one may be false alarms, caused by
+/// the borrow out of a real match, so only the lowest is used.
+#[inline(always)]
+fn special_bytes(word: u64) -> u64 {
+    let quote = zero_bytes(word ^ (ONES * u64::from(b'"')));
+    let backslash = zero_bytes(word ^ (ONES * u64::from(b'\\')));
+    // A byte below 0x20 borrows when 0x20 is taken from it; bytes of 0x80
+    // and up are excluded by `!word`.
+    let control = word.wrapping_sub(ONES * 0x20) & !word & HIGHS;
+    quote | backslash | control
+}
+
+#[inline(always)]
+fn zero_bytes(word: u64) -> u64 {
+    word.wrapping_sub(ONES) & !word & HIGHS
+}
