@@ -1,0 +1,520 @@
+//! One test per decoding rule of `Jason.decode/1`, named after it.
+
+use mcp_framer_core::json::{
+    parse, Builder, Error, ErrorKind, Text, Unbalanced, Value, ValueBuilder,
+};
+use std::collections::BTreeMap;
+
+fn decode(input: &[u8]) -> Result<Value, Error<Unbalanced>> {
+    parse(input, &mut ValueBuilder::new())
+}
+
+fn ok(input: &str) -> Value {
+    match decode(input.as_bytes()) {
+        Ok(value) => value,
+        Err(error) => panic!("{input:?} failed: {error:?}"),
+    }
+}
+
+/// The position of the error, asserting there is one.
+fn error_at(input: &[u8]) -> usize {
+    match decode(input) {
+        Ok(value) => panic!("{input:?} decoded to {value:?}"),
+        Err(error) => error.position,
+    }
+}
+
+fn kind(input: &[u8]) -> ErrorKind<Unbalanced> {
+    match decode(input) {
+        Ok(value) => panic!("{input:?} decoded to {value:?}"),
+        Err(error) => error.kind,
+    }
+}
+
+fn string(text: &str) -> Value {
+    Value::String(text.to_owned())
+}
+
+fn float(input: &str) -> f64 {
+    match ok(input) {
+        Value::Float(value) => value,
+        other => panic!("{input:?} decoded to {other:?}"),
+    }
+}
+
+// Structure
+
+#[test]
+fn objects_become_maps_with_string_keys() {
+    let expected = BTreeMap::from([
+        ("a".to_owned(), Value::Integer(1)),
+        ("b".to_owned(), Value::Object(BTreeMap::new())),
+    ]);
+    assert_eq!(ok(r#" { "a" : 1 , "b":{} } "#), Value::Object(expected));
+}
+
+#[test]
+fn duplicate_key_first_occurrence_wins() {
+    let expected = BTreeMap::from([
+        ("a".to_owned(), Value::Integer(1)),
+        ("b".to_owned(), Value::Integer(2)),
+    ]);
+    assert_eq!(ok(r#"{"a":1,"b":2,"a":3,"a":4}"#), Value::Object(expected));
+}
+
+#[test]
+fn duplicate_keys_are_all_given_to_the_builder() {
+    // A NIF builder must see every pair to keep the first itself.
+    struct Keys(Vec<String>, usize);
+    impl<'de> Builder<'de> for Keys {
+        type Value = (Vec<String>, usize);
+        type Error = ();
+        fn null(&mut self) -> Result<(), ()> {
+            Ok(())
+        }
+        fn bool(&mut self, _: bool) -> Result<(), ()> {
+            Ok(())
+        }
+        fn integer(&mut self, _: i64) -> Result<(), ()> {
+            Ok(())
+        }
+        fn big_integer(&mut self, _: &'de str) -> Result<(), ()> {
+            Ok(())
+        }
+        fn float(&mut self, _: f64) -> Result<(), ()> {
+            Ok(())
+        }
+        fn string(&mut self, _: Text<'de, '_>) -> Result<(), ()> {
+            Ok(())
+        }
+        fn end_array(&mut self, _: usize) -> Result<(), ()> {
+            Ok(())
+        }
+        fn key(&mut self, text: Text<'de, '_>) -> Result<(), ()> {
+            self.0.push(text.as_str().to_owned());
+            Ok(())
+        }
+        fn end_object(&mut self, count: usize) -> Result<(), ()> {
+            self.1 = count;
+            Ok(())
+        }
+        fn finish(&mut self) -> Result<Self::Value, ()> {
+            Ok((std::mem::take(&mut self.0), self.1))
+        }
+    }
+    let seen = parse(br#"{"a":1,"a":2}"#, &mut Keys(Vec::new(), 0));
+    assert_eq!(seen, Ok((vec!["a".to_owned(), "a".to_owned()], 2)));
+}
+
+#[test]
+fn arrays_become_lists_in_order() {
+    let expected = Value::Array(vec![Value::Integer(1), Value::Array(vec![]), string("x")]);
+    assert_eq!(ok(" [ 1 , [ ] ,\"x\" ] "), expected);
+}
+
+#[test]
+fn true_false_and_null_are_literals() {
+    assert_eq!(
+        ok("[true,false,null]"),
+        Value::Array(vec![Value::Bool(true), Value::Bool(false), Value::Null])
+    );
+}
+
+#[test]
+fn a_misspelt_literal_is_an_error_at_its_first_byte() {
+    assert_eq!(error_at(b"[trux]"), 1);
+    assert_eq!(error_at(b"[nul"), 1);
+    assert_eq!(kind(b"[nul"), ErrorKind::UnexpectedByte);
+    assert_eq!(error_at(b"True"), 0);
+}
+
+#[test]
+fn a_trailing_comma_is_an_error_at_the_bracket() {
+    assert_eq!(error_at(b"[1,]"), 3);
+    assert_eq!(error_at(br#"{"a":1,}"#), 7);
+}
+
+#[test]
+fn a_missing_comma_or_colon_is_an_error_at_the_byte_found() {
+    assert_eq!(error_at(b"[1 2]"), 3);
+    assert_eq!(error_at(br#"{"a" 1}"#), 5);
+    assert_eq!(error_at(b"{1:2}"), 1);
+}
+
+#[test]
+fn million_open_brackets_do_not_overflow_the_stack() {
+    let input = vec![b'['; 1_000_000];
+    assert_eq!(
+        decode(&input),
+        Err(Error {
+            position: input.len(),
+            kind: ErrorKind::UnexpectedEnd
+        })
+    );
+}
+
+#[test]
+fn depth_is_limited_only_by_input_length() {
+    let depth = 1_000_000;
+    let mut input = vec![b'['; depth];
+    input.extend(std::iter::repeat_n(b']', depth));
+    // Only the outermost level is checked: comparing the whole value would
+    // recurse in the derived PartialEq. Dropping it must not recurse.
+    assert!(matches!(decode(&input), Ok(Value::Array(ref items)) if items.len() == 1));
+}
+
+// Strings
+
+#[test]
+fn all_escapes_are_decoded() {
+    assert_eq!(
+        ok(r#""\"\\\/\b\f\n\r\t\u0041\u00e9\u20AC""#),
+        string("\"\\/\u{8}\u{c}\n\r\tAé€")
+    );
+}
+
+#[test]
+fn an_unknown_escape_is_an_error_at_its_letter() {
+    assert_eq!(error_at(br#""ab\x""#), 4);
+    assert_eq!(error_at(br#""\U0041""#), 2);
+}
+
+#[test]
+fn surrogate_pairs_are_joined() {
+    assert_eq!(ok(r#""\ud83d\ude00""#), string("😀"));
+    assert_eq!(ok(r#""\uD834\uDD1E""#), string("𝄞"));
+}
+
+#[test]
+fn lone_surrogate_is_an_error() {
+    // A lone low surrogate: the escape is the token.
+    assert_eq!(
+        decode(br#""\udc00""#),
+        Err(Error {
+            position: 1,
+            kind: ErrorKind::InvalidToken { length: 6 }
+        })
+    );
+    // A high surrogate followed by something other than an escape: the
+    // error is where the low one should begin.
+    assert_eq!(error_at(br#""\ud800x""#), 7);
+    assert_eq!(error_at(br#""\ud800""#), 7);
+    // A high surrogate followed by another escape that is not a low one:
+    // the pair is the token.
+    assert_eq!(
+        kind(br#""\ud800\u0041""#),
+        ErrorKind::InvalidToken { length: 12 }
+    );
+    assert_eq!(error_at(br#""\ud800\u0041""#), 1);
+    assert_eq!(error_at(br#""\ud800\ud800""#), 1);
+}
+
+#[test]
+fn a_bad_hex_escape_is_an_error_at_its_backslash() {
+    assert_eq!(
+        decode(br#"["\u12G4"]"#),
+        Err(Error {
+            position: 2,
+            kind: ErrorKind::InvalidToken { length: 6 }
+        })
+    );
+    // Cut short: Jason needs four bytes before it reads any.
+    assert_eq!(error_at(br#""\u12"#), 1);
+    // Bad last digits of a low surrogate blame the low escape alone.
+    assert_eq!(error_at(br#""\ud800\udcZZ""#), 7);
+}
+
+#[test]
+fn invalid_utf8_is_an_error_at_the_first_bad_byte() {
+    assert_eq!(error_at(b"\"ab\xff\""), 3);
+    assert_eq!(error_at(b"\"\xe2\x82\""), 1);
+    // An encoded surrogate is not UTF-8 either.
+    assert_eq!(error_at(b"\"a\xed\xa0\x80\""), 2);
+    // After an escape, too.
+    assert_eq!(error_at(b"\"\\n\xc0\xaf\""), 3);
+}
+
+#[test]
+fn an_unescaped_control_byte_in_a_string_is_an_error() {
+    // Jason reports the start of the unescaped run holding the byte.
+    assert_eq!(error_at(b"\"abc\x01\""), 1);
+    assert_eq!(error_at(b"[\"a\\nb\nc\"]"), 5);
+    assert_eq!(error_at(b"\"\t\""), 1);
+}
+
+#[test]
+fn escaped_nul_is_fine() {
+    assert_eq!(ok(r#""a\u0000b""#), string("a\0b"));
+}
+
+#[test]
+fn delete_and_non_ascii_text_need_no_escape() {
+    assert_eq!(ok("\"\x7fé€😀\""), string("\x7fé€😀"));
+}
+
+#[test]
+fn strings_without_escapes_are_borrowed_from_the_input() {
+    struct Borrowed(bool);
+    impl<'de> Builder<'de> for Borrowed {
+        type Value = bool;
+        type Error = ();
+        fn null(&mut self) -> Result<(), ()> {
+            Ok(())
+        }
+        fn bool(&mut self, _: bool) -> Result<(), ()> {
+            Ok(())
+        }
+        fn integer(&mut self, _: i64) -> Result<(), ()> {
+            Ok(())
+        }
+        fn big_integer(&mut self, _: &'de str) -> Result<(), ()> {
+            Ok(())
+        }
+        fn float(&mut self, _: f64) -> Result<(), ()> {
+            Ok(())
+        }
+        fn string(&mut self, text: Text<'de, '_>) -> Result<(), ()> {
+            self.0 = matches!(text, Text::Input(_));
+            Ok(())
+        }
+        fn end_array(&mut self, _: usize) -> Result<(), ()> {
+            Ok(())
+        }
+        fn key(&mut self, _: Text<'de, '_>) -> Result<(), ()> {
+            Ok(())
+        }
+        fn end_object(&mut self, _: usize) -> Result<(), ()> {
+            Ok(())
+        }
+        fn finish(&mut self) -> Result<bool, ()> {
+            Ok(self.0)
+        }
+    }
+    assert_eq!(
+        parse(br#""a long string, no escapes""#, &mut Borrowed(false)),
+        Ok(true)
+    );
+    assert_eq!(parse(br#""a\n""#, &mut Borrowed(true)), Ok(false));
+}
+
+#[test]
+fn an_unterminated_string_is_an_unexpected_end() {
+    assert_eq!(
+        decode(b"\"abc"),
+        Err(Error {
+            position: 4,
+            kind: ErrorKind::UnexpectedEnd
+        })
+    );
+    // Cut off after a backslash: Jason blames the backslash.
+    assert_eq!(error_at(b"\"ab\\"), 3);
+}
+
+// Numbers
+
+#[test]
+fn integers_that_fit_i64_are_integers() {
+    assert_eq!(ok("0"), Value::Integer(0));
+    assert_eq!(ok("-12"), Value::Integer(-12));
+    assert_eq!(ok("9223372036854775807"), Value::Integer(i64::MAX));
+    assert_eq!(ok("-9223372036854775808"), Value::Integer(i64::MIN));
+}
+
+#[test]
+fn integers_of_any_size_are_kept_exactly() {
+    assert_eq!(
+        ok("9223372036854775808"),
+        Value::BigInteger("9223372036854775808".to_owned())
+    );
+    assert_eq!(
+        ok("-9223372036854775809"),
+        Value::BigInteger("-9223372036854775809".to_owned())
+    );
+    let huge = format!("-1{}", "0".repeat(400));
+    assert_eq!(ok(&huge), Value::BigInteger(huge.clone()));
+}
+
+#[test]
+fn minus_zero_is_integer_zero() {
+    assert_eq!(ok("-0"), Value::Integer(0));
+}
+
+#[test]
+fn a_fraction_or_exponent_makes_a_float() {
+    assert_eq!(ok("1.5"), Value::Float(1.5));
+    assert_eq!(ok("1e2"), Value::Float(100.0));
+    assert_eq!(ok("1E+2"), Value::Float(100.0));
+    assert_eq!(ok("-2.5e-1"), Value::Float(-0.25));
+    assert_eq!(ok("0e0"), Value::Float(0.0));
+}
+
+#[test]
+fn floats_are_correctly_rounded() {
+    assert_eq!(float("0.1"), 0.1);
+    assert_eq!(float("2.2250738585072011e-308"), 2.225_073_858_507_201e-308);
+    // Halfway between two doubles, rounded to even.
+    assert_eq!(float("9007199254740993.0"), 9_007_199_254_740_992.0);
+    assert_eq!(float("1.7976931348623157e308"), f64::MAX);
+}
+
+#[test]
+fn overflowing_float_is_an_error() {
+    assert_eq!(
+        decode(b"[1, 1e400]"),
+        Err(Error {
+            position: 4,
+            kind: ErrorKind::InvalidToken { length: 5 }
+        })
+    );
+    assert_eq!(error_at(b"-1.8e308"), 0);
+}
+
+#[test]
+fn underflowing_float_is_zero() {
+    assert_eq!(float("1.5e-400"), 0.0);
+    assert_eq!(float("1e-99999999999999999999"), 0.0);
+}
+
+#[test]
+fn minus_zero_float_is_negative_zero() {
+    let value = float("-0.0");
+    assert!(value == 0.0 && value.is_sign_negative());
+}
+
+#[test]
+fn leading_zeros_are_an_error() {
+    assert_eq!(error_at(b"01"), 1);
+    assert_eq!(error_at(b"[-00]"), 3);
+}
+
+#[test]
+fn a_dot_needs_digits_on_both_sides() {
+    assert_eq!(error_at(b"2."), 2);
+    assert_eq!(error_at(b"[2.e1]"), 3);
+    assert_eq!(error_at(b".5"), 0);
+}
+
+#[test]
+fn an_exponent_needs_digits() {
+    assert_eq!(error_at(b"1e"), 2);
+    assert_eq!(error_at(b"1e+"), 3);
+    assert_eq!(error_at(b"[1e-x]"), 4);
+}
+
+#[test]
+fn plus_sign_nan_and_infinity_are_errors() {
+    assert_eq!(error_at(b"+1"), 0);
+    assert_eq!(error_at(b"NaN"), 0);
+    assert_eq!(error_at(b"Infinity"), 0);
+    assert_eq!(error_at(b"-Infinity"), 1);
+}
+
+#[test]
+fn minus_alone_is_an_error() {
+    assert_eq!(
+        decode(b"-"),
+        Err(Error {
+            position: 1,
+            kind: ErrorKind::UnexpectedEnd
+        })
+    );
+    assert_eq!(error_at(b"[-]"), 2);
+}
+
+// The document
+
+#[test]
+fn any_value_may_be_at_top_level() {
+    assert_eq!(ok("\"s\""), string("s"));
+    assert_eq!(ok("42"), Value::Integer(42));
+    assert_eq!(ok("null"), Value::Null);
+}
+
+#[test]
+fn whitespace_is_exactly_space_tab_cr_and_lf() {
+    assert_eq!(
+        ok(" \t\r\n[ \t\r\n1 \t\r\n] \t\r\n"),
+        Value::Array(vec![Value::Integer(1)])
+    );
+    assert_eq!(error_at(b"\x0c1"), 0);
+    assert_eq!(error_at(b"1\x0b"), 1);
+    assert_eq!(error_at("\u{a0}1".as_bytes()), 0);
+}
+
+#[test]
+fn anything_after_the_value_but_whitespace_is_an_error() {
+    assert_eq!(error_at(b"1 2"), 2);
+    assert_eq!(error_at(b"{} x"), 3);
+    assert_eq!(error_at(b"[]]"), 2);
+}
+
+#[test]
+fn empty_input_is_an_error() {
+    for input in [&b""[..], b"  \n"] {
+        assert_eq!(
+            decode(input),
+            Err(Error {
+                position: input.len(),
+                kind: ErrorKind::UnexpectedEnd
+            })
+        );
+    }
+}
+
+#[test]
+fn a_builder_error_stops_parsing_at_the_value_it_refused() {
+    /// Refuses integers above ten; builds everything else.
+    struct AtMostTen(ValueBuilder);
+    impl<'de> Builder<'de> for AtMostTen {
+        type Value = Value;
+        type Error = Unbalanced;
+        fn null(&mut self) -> Result<(), Unbalanced> {
+            self.0.null()
+        }
+        fn bool(&mut self, value: bool) -> Result<(), Unbalanced> {
+            self.0.bool(value)
+        }
+        fn integer(&mut self, value: i64) -> Result<(), Unbalanced> {
+            if value > 10 {
+                return Err(Unbalanced);
+            }
+            Builder::integer(&mut self.0, value)
+        }
+        fn big_integer(&mut self, digits: &'de str) -> Result<(), Unbalanced> {
+            self.0.big_integer(digits)
+        }
+        fn float(&mut self, value: f64) -> Result<(), Unbalanced> {
+            self.0.float(value)
+        }
+        fn string(&mut self, text: Text<'de, '_>) -> Result<(), Unbalanced> {
+            self.0.string(text)
+        }
+        fn end_array(&mut self, count: usize) -> Result<(), Unbalanced> {
+            self.0.end_array(count)
+        }
+        fn key(&mut self, text: Text<'de, '_>) -> Result<(), Unbalanced> {
+            self.0.key(text)
+        }
+        fn end_object(&mut self, count: usize) -> Result<(), Unbalanced> {
+            self.0.end_object(count)
+        }
+        fn finish(&mut self) -> Result<Value, Unbalanced> {
+            self.0.finish()
+        }
+    }
+    let mut builder = AtMostTen(ValueBuilder::new());
+    assert_eq!(
+        parse(br#"{"a": [1, 12]}"#, &mut builder),
+        Err(Error {
+            position: 10,
+            kind: ErrorKind::Builder(Unbalanced)
+        })
+    );
+}
+
+#[test]
+fn value_builder_refuses_counts_it_did_not_build() {
+    let mut builder = ValueBuilder::new();
+    assert_eq!(Builder::end_array(&mut builder, 1), Err(Unbalanced));
+    assert_eq!(Builder::finish(&mut builder), Err(Unbalanced));
+}
