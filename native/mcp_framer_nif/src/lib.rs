@@ -45,7 +45,7 @@ const NORMAL_CHUNK_MAX: usize = 4 * 1024 * 1024;
 
 /// A message that completes with more held bytes than this is copied into
 /// place this many bytes per call (0.15 ms warm, about 0.7 ms when every
-/// page of the new message faults in; `report_time` tells the scheduler
+/// page of the new message faults in; `CallCost` tells the scheduler
 /// which it was): the feed stops at its
 /// newline, changing nothing but the copy's progress, and returns
 /// `:copying`; the Elixir side calls again with the same chunk, which is
@@ -193,6 +193,7 @@ fn feed_dirty<'a>(
     generation: Term<'a>,
     chunk: Binary<'a>,
 ) -> NifResult<Term<'a>> {
+    // A dirty scheduler has no time slice: the cost is kept, not reported.
     let mut cost = CallCost::new(chunk.len());
     feed_chunk(
         env,
