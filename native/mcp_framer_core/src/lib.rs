@@ -64,6 +64,14 @@ pub struct Fed {
     pub consumed: usize,
 }
 
+/// What the caller of [`Framer::feed_offering`] did with a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reply {
+    Taken,
+    /// Not taken: the feed pauses before it.
+    Declined,
+}
+
 /// The framing state. It is `Copy`: a few integers and flags.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Framer {
@@ -153,50 +161,63 @@ impl Framer {
         max_messages: usize,
         mut emit: impl FnMut(Message) -> Result<(), E>,
     ) -> Result<Fed, E> {
+        let mut left = max_messages;
+        self.feed_offering(chunk, |message| {
+            if left == 0 {
+                return Ok(Reply::Declined);
+            }
+            left -= 1;
+            emit(message)?;
+            Ok(Reply::Taken)
+        })
+    }
+
+    /// Like [`Framer::feed`], but `offer` may decline a message: the feed
+    /// then pauses before that message's line, and the state is exactly as
+    /// if the chunk had ended there. Feeding `chunk[fed.consumed..]` next
+    /// offers the declined message again. A message that joins held bytes
+    /// is always the first offered; declining it consumes nothing.
+    pub fn feed_offering<E>(
+        &mut self,
+        chunk: &[u8],
+        mut offer: impl FnMut(Message) -> Result<Reply, E>,
+    ) -> Result<Fed, E> {
         let cap = self.cap.get();
         let mut next = *self;
         let mut fed = Fed::default();
         let mut line_start = 0;
-        let mut emitted = 0;
         let mut chunk = chunk;
 
         // A chunk that continues a long line is searched by memchr up to its
         // first newline, which the masks would reach more slowly.
         let long_first = next.discarding || next.held > 256;
         for newline in newlines(chunk, long_first) {
-            if emitted == max_messages {
-                chunk = &chunk[..line_start];
-                break;
-            }
             let cr = newline > line_start && chunk[newline - 1] == b'\r';
             let end = newline - usize::from(cr);
 
-            if next.discarding {
-                next.discarding = false;
-            } else if line_start == 0 && next.held > 0 {
-                // The held bytes end here. With `\n` first in the chunk, the
-                // `\r` to strip is the held partial's last byte.
+            let joins_held = line_start == 0 && next.held > 0 && !next.discarding;
+            let message = if joins_held {
+                // With `\n` first in the chunk, the `\r` to strip is the
+                // held partial's last byte.
                 let held = next.held - usize::from(newline == 0 && next.held_ends_in_cr);
-                fed.released_held = true;
-                next.held = 0;
-                let message = Message::Joined { held, end };
-                if message.len() > cap {
-                    fed.oversize += 1;
-                } else if !message.is_empty() {
-                    emit(message)?;
-                    emitted += 1;
-                }
+                Message::Joined { held, end }
             } else {
-                let message = Message::Inside {
+                Message::Inside {
                     start: line_start,
                     end,
-                };
-                if message.len() > cap {
-                    fed.oversize += 1;
-                } else if !message.is_empty() {
-                    emit(message)?;
-                    emitted += 1;
                 }
+            };
+            if next.discarding {
+                next.discarding = false;
+            } else if message.len() > cap {
+                fed.oversize += 1;
+            } else if !message.is_empty() && offer(message)? == Reply::Declined {
+                chunk = &chunk[..line_start];
+                break;
+            }
+            if joins_held {
+                fed.released_held = true;
+                next.held = 0;
             }
             line_start = newline + 1;
         }

@@ -1,6 +1,6 @@
 //! One test per framing rule, named after it.
 
-use mcp_framer_core::{BufferedFramer, Framer, Message};
+use mcp_framer_core::{BufferedFramer, Framer, Message, Reply};
 use std::num::NonZeroUsize;
 
 fn framer(cap: usize) -> BufferedFramer {
@@ -227,6 +227,48 @@ fn a_paused_feed_resumed_with_the_rest_gives_the_messages_of_one_feed() {
         );
         assert_eq!(framer.bytes_searched(), 1 + chunk.len() as u64);
     }
+}
+
+#[test]
+fn a_declined_message_is_offered_again_by_the_next_feed() {
+    let mut framer = Framer::new(NonZeroUsize::new(100).unwrap());
+    framer.feed(b"x", |_| Ok::<(), ()>(())).unwrap();
+    let chunk: &[u8] = b"y\nlong one\nz\n";
+    let mut offered = Vec::new();
+    let mut decline = |m: Message| {
+        offered.push(m);
+        Ok::<Reply, ()>(if m.len() > 5 {
+            Reply::Declined
+        } else {
+            Reply::Taken
+        })
+    };
+    let fed = framer.feed_offering(chunk, &mut decline).unwrap();
+    assert_eq!(fed.consumed, 2, "paused before the declined line");
+    assert!(fed.released_held);
+    let fed = framer.feed_offering(&chunk[2..], &mut decline).unwrap();
+    assert_eq!(fed.consumed, 0, "declined first: nothing consumed");
+    assert_eq!(framer.held(), 0);
+    assert_eq!(
+        offered,
+        [
+            Message::Joined { held: 1, end: 1 },
+            Message::Inside { start: 2, end: 10 },
+            Message::Inside { start: 0, end: 8 },
+        ]
+    );
+}
+
+#[test]
+fn declining_a_message_that_joins_held_bytes_changes_nothing() {
+    let mut framer = Framer::new(NonZeroUsize::new(100).unwrap());
+    framer.feed(b"held", |_| Ok::<(), ()>(())).unwrap();
+    let before = framer;
+    let fed = framer
+        .feed_offering(b"\r\nnext\n", |_| Ok::<Reply, ()>(Reply::Declined))
+        .unwrap();
+    assert_eq!((fed.consumed, fed.released_held), (0, false));
+    assert_eq!(framer, before);
 }
 
 #[test]
