@@ -1,7 +1,7 @@
 //! One test per decoding rule of `Jason.decode/1`, named after it.
 
 use mcp_framer_core::json::{
-    parse, Builder, Error, ErrorKind, Text, Unbalanced, Value, ValueBuilder,
+    parse, Builder, Error, ErrorKind, Parser, Text, Unbalanced, Value, ValueBuilder,
 };
 use std::collections::BTreeMap;
 
@@ -517,4 +517,20 @@ fn value_builder_refuses_counts_it_did_not_build() {
     let mut builder = ValueBuilder::new();
     assert_eq!(Builder::end_array(&mut builder, 1), Err(Unbalanced));
     assert_eq!(Builder::finish(&mut builder), Err(Unbalanced));
+}
+
+#[test]
+fn a_reused_parser_keeps_bounded_scratch_and_decodes_the_same() {
+    let mut parser = Parser::default();
+    let escaped = format!("\"{}\"", "\\n".repeat(1 << 20));
+    let deep = "[".repeat(1 << 20);
+    for input in [escaped.as_bytes(), deep.as_bytes(), b"{\"a\\n\":[1]}"] {
+        let reused = parser.parse(input, &mut ValueBuilder::new());
+        assert_eq!(reused, decode(input));
+        assert!(
+            parser.capacity() <= 2 * Parser::KEEP_BYTES,
+            "{}",
+            parser.capacity()
+        );
+    }
 }

@@ -175,12 +175,64 @@ pub fn parse<'de, B: Builder<'de>>(
     input: &'de [u8],
     builder: &mut B,
 ) -> Result<B::Value, Error<B::Error>> {
-    let mut cursor = Cursor {
-        input,
-        position: 0,
-        scratch: String::new(),
-    };
-    let mut open: Vec<Open> = Vec::new();
+    Parser::default().parse(input, builder)
+}
+
+/// A parser that keeps its scratch space between documents, so that
+/// decoding many messages allocates only for the rare large one. What it
+/// keeps is bounded: anything over [`Parser::KEEP_BYTES`] is freed after
+/// each document.
+#[derive(Default)]
+pub struct Parser {
+    /// Where strings with escapes are decoded.
+    scratch: String,
+    /// The containers still open, innermost last.
+    open: Vec<Open>,
+}
+
+impl Parser {
+    /// Scratch space kept between documents, per buffer.
+    pub const KEEP_BYTES: usize = 64 * 1024;
+
+    /// Parses one JSON document, driving `builder`.
+    pub fn parse<'de, B: Builder<'de>>(
+        &mut self,
+        input: &'de [u8],
+        builder: &mut B,
+    ) -> Result<B::Value, Error<B::Error>> {
+        let mut cursor = Cursor {
+            input,
+            position: 0,
+            scratch: std::mem::take(&mut self.scratch),
+        };
+        let mut open = std::mem::take(&mut self.open);
+        let parsed = parse_with(&mut cursor, &mut open, builder);
+        self.scratch = cursor.scratch;
+        self.open = open;
+        self.trim();
+        parsed
+    }
+
+    /// Bytes held for the next document.
+    pub fn capacity(&self) -> usize {
+        self.scratch.capacity() + self.open.capacity() * std::mem::size_of::<Open>()
+    }
+
+    fn trim(&mut self) {
+        self.scratch.clear();
+        self.scratch.shrink_to(Self::KEEP_BYTES);
+        self.open.clear();
+        self.open
+            .shrink_to(Self::KEEP_BYTES / std::mem::size_of::<Open>());
+    }
+}
+
+fn parse_with<'de, B: Builder<'de>>(
+    cursor: &mut Cursor<'de>,
+    open: &mut Vec<Open>,
+    builder: &mut B,
+) -> Result<B::Value, Error<B::Error>> {
+    let input = cursor.input;
     'value: loop {
         cursor.skip_whitespace();
         let start = cursor.position;
