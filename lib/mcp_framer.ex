@@ -90,14 +90,18 @@ defmodule McpFramer do
 
   alias McpFramer.Native
 
-  @enforce_keys [:resource, :generation, :max_message_bytes]
+  @enforce_keys [:resource, :generation, :max_message_bytes, :decode]
   defstruct @enforce_keys
 
   @opaque t :: %__MODULE__{
             resource: reference(),
             generation: non_neg_integer(),
-            max_message_bytes: pos_integer()
+            max_message_bytes: pos_integer(),
+            decode: nil | :json
           }
+
+  @typedoc "A message: a binary, or with `decode: :json`, its decoded result."
+  @type message :: binary() | McpFramer.JSON.result()
 
   @default_max_message_bytes 8 * 1024 * 1024
   @largest_cap 0xFFFF_FFFF_FFFF_FFFF
@@ -108,17 +112,30 @@ defmodule McpFramer do
   ## Options
 
     * `:max_message_bytes` - positive integer, default 8 MiB (8_388_608).
+    * `:decode` - `:json` to decode each message as `McpFramer.JSON.decode/2`
+      would; `nil` (default) for binaries. See "Decoding" below.
+    * `:strings` - with `decode: :json`, `:copy` makes every decoded string
+      a binary of its own, as Jason's option of that name does;
+      `:reference` (default) lets strings of 64 bytes or more refer to the
+      message.
 
   Raises `ArgumentError` for anything else: a non-keyword list, an unknown
-  option, or a cap that is not a positive integer.
+  option, a cap that is not a positive integer, or `:strings` without
+  `decode: :json`.
 
       iex> McpFramer.new(max_message_bytes: 1024)
       #McpFramer<buffered_bytes: 0, max_message_bytes: 1024>
   """
   @spec new(keyword()) :: t()
   def new(opts \\ []) do
-    cap = validate_options!(opts)
-    %__MODULE__{resource: Native.new(cap), generation: 0, max_message_bytes: cap}
+    {cap, decode, strings} = validate_options!(opts)
+
+    %__MODULE__{
+      resource: Native.new(cap, decode == :json, strings == :copy),
+      generation: 0,
+      max_message_bytes: cap,
+      decode: decode
+    }
   end
 
   @doc """
@@ -136,7 +153,7 @@ defmodule McpFramer do
       iex> {:ok, ["yes"], _framer} = McpFramer.feed(framer, "yes\\n")
   """
   @spec feed(t(), binary()) ::
-          {:ok, [binary()], t()} | {:error, :message_too_large, [binary()], t()}
+          {:ok, [message()], t()} | {:error, :message_too_large, [message()], t()}
   def feed(%__MODULE__{resource: resource, generation: generation} = framer, chunk)
       when is_binary(chunk) do
     case Native.feed(resource, generation, chunk) do
@@ -162,6 +179,14 @@ defmodule McpFramer do
   # again. It is either feeding the same value, in which case this call
   # will find its framer stale, or it is about to be refused for a stale one.
   defp finish(:busy, framer, chunk, acc, tag), do: retry(framer, chunk, acc, tag, 1)
+
+  # Messages a normal scheduler had no time to decode are decoded on a
+  # dirty one, each in a call of its own.
+  defp finish({:decode_dirty, result}, framer, chunk, acc, tag) do
+    result
+    |> decode_left_dirty()
+    |> finish(framer, chunk, acc, tag)
+  end
 
   defp finish(:copying, framer, chunk, acc, tag) do
     framer.resource
@@ -192,6 +217,16 @@ defmodule McpFramer do
       :error -> {:error, :message_too_large, messages, advance(framer)}
     end
   end
+
+  defp decode_left_dirty({tag, items}), do: {tag, Enum.map(items, &decode_item/1)}
+
+  defp decode_left_dirty({:continue, tag, items, consumed}),
+    do: {:continue, tag, Enum.map(items, &decode_item/1), consumed}
+
+  defp decode_item({:decode_dirty, message, copy_strings}),
+    do: Native.decode_dirty(message, copy_strings)
+
+  defp decode_item(item), do: item
 
   defp retry(framer, chunk, acc, tag, tries) do
     wait(tries)
@@ -312,15 +347,33 @@ defmodule McpFramer do
   defp validate_options!(opts) do
     opts = keyword!(opts, "McpFramer.new/1")
 
-    case Keyword.validate(opts, max_message_bytes: @default_max_message_bytes) do
+    defaults = [max_message_bytes: @default_max_message_bytes, decode: nil, strings: nil]
+
+    case Keyword.validate(opts, defaults) do
       {:ok, valid} ->
-        cap!(valid[:max_message_bytes])
+        decode = decode!(valid[:decode])
+        {cap!(valid[:max_message_bytes]), decode, strings!(decode, valid[:strings])}
 
       {:error, unknown} ->
         raise ArgumentError,
               "unknown McpFramer option(s) #{inspect(unknown)}; " <>
-                "the only option is :max_message_bytes"
+                "the options are :max_message_bytes, :decode and :strings"
     end
+  end
+
+  defp decode!(decode) when decode in [nil, :json], do: decode
+
+  defp decode!(decode) do
+    raise ArgumentError, "expected :decode to be :json or nil, got: #{inspect(decode)}"
+  end
+
+  defp strings!(:json, nil), do: :reference
+  defp strings!(:json, strings), do: McpFramer.JSON.strings!(strings)
+  defp strings!(nil, nil), do: nil
+
+  defp strings!(nil, strings) do
+    raise ArgumentError,
+          "the :strings option (got: #{inspect(strings)}) applies only with decode: :json"
   end
 
   defp keyword!(opts, caller) do
@@ -355,7 +408,14 @@ defmodule McpFramer do
           ArgumentError -> "stale"
         end
 
-      "#McpFramer<#{buffered}, max_message_bytes: #{inspect(Map.get(framer, :max_message_bytes))}>"
+      decode =
+        case Map.get(framer, :decode) do
+          nil -> ""
+          decode -> ", decode: #{inspect(decode)}"
+        end
+
+      "#McpFramer<#{buffered}, max_message_bytes: " <>
+        "#{inspect(Map.get(framer, :max_message_bytes))}#{decode}>"
     end
   end
 end

@@ -1,22 +1,24 @@
 //! NIF glue: decode arguments, lock, run `mcp_framer_core`, encode terms.
 
+mod decode;
 mod error;
 mod held;
 
+use decode::{Budget, Decoder, Stop};
 use error::FramerError;
 use held::HeldBytes;
-use mcp_framer_core::{Framer, Message};
+use mcp_framer_core::{Framer, Message, Reply};
 use rustler::schedule::consume_timeslice;
 use rustler::sys::{enif_make_list_from_array, ErlNifTerm};
 use rustler::{Binary, Encoder, Env, NifResult, Resource, ResourceArc, Term};
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::num::NonZeroUsize;
 use std::sync::{Mutex, MutexGuard, TryLockError};
 use std::time::Instant;
 
 mod atoms {
     rustler::atoms! {
-        ok, error, continue_dirty, copying, busy,
+        ok, error, continue_dirty, copying, busy, decode_dirty,
         paused = "continue",
     }
 }
@@ -29,6 +31,13 @@ struct State {
     /// The messages of the current call, kept between calls so that building
     /// the list allocates nothing but the list. Cleared as each call starts.
     messages: Vec<ErlNifTerm>,
+    /// Set for a framer that decodes each message as JSON.
+    decoding: Option<Decoding>,
+}
+
+struct Decoding {
+    decoder: Decoder,
+    copy_strings: bool,
 }
 
 /// A framer's state, shared by every copy of its `%McpFramer{}`.
@@ -67,6 +76,18 @@ const NORMAL_MESSAGES_MAX: usize = 8192;
 const LARGE_CHUNK_MESSAGES_MAX: usize = 2048;
 const PORT_CHUNK_MAX: usize = 64 * 1024;
 
+/// A decoding framer on a normal scheduler decodes within a time
+/// [`Budget`]: once its soft limit passes, the call pauses before the next
+/// message. A message that would take it past the hard limit, or that is
+/// longer than this, is left for a dirty scheduler: its item is
+/// `{:decode_dirty, message, copy_strings}`, which the Elixir side replaces
+/// with the result of `decode_dirty`. Decoding runs at 1-10 ns a byte,
+/// depending on what the JSON holds, and far faster through long strings.
+const DECODE_NORMAL_MAX: usize = 1024 * 1024;
+
+/// And at most this many messages a call: each is a few terms at least.
+const DECODE_MESSAGES_MAX: usize = 2048;
+
 #[derive(Clone, Copy)]
 enum Scheduler {
     Normal,
@@ -75,8 +96,15 @@ enum Scheduler {
 
 /// A new framer's state. `McpFramer` keeps it in its struct with the
 /// generation, 0, which every successful call advances by one.
+/// With `decode`, each message is decoded as JSON; `copy_strings` makes
+/// every decoded string a copy.
 #[rustler::nif]
-fn new(env: Env<'_>, max_message_bytes: u64) -> NifResult<Term<'_>> {
+fn new(
+    env: Env<'_>,
+    max_message_bytes: u64,
+    decode: bool,
+    copy_strings: bool,
+) -> NifResult<Term<'_>> {
     let cap = usize::try_from(max_message_bytes)
         .ok()
         .and_then(NonZeroUsize::new)
@@ -86,6 +114,10 @@ fn new(env: Env<'_>, max_message_bytes: u64) -> NifResult<Term<'_>> {
         held: HeldBytes::default(),
         generation: 0,
         messages: Vec::new(),
+        decoding: decode.then(|| Decoding {
+            decoder: Decoder::default(),
+            copy_strings,
+        }),
     };
     Ok(ResourceArc::new(FramerResource(Mutex::new(state))).encode(env))
 }
@@ -149,9 +181,11 @@ impl CallCost {
         }
     }
 
-    /// Called before held bytes are copied, where page faults may start.
-    fn copying(&mut self) {
-        self.timed_from.get_or_insert_with(Instant::now);
+    /// Called before work whose time a byte count does not predict: held
+    /// bytes copied (page faults start there) or messages decoded. Returns
+    /// the time the clock runs from.
+    fn start_clock(&mut self) -> Instant {
+        *self.timed_from.get_or_insert_with(Instant::now)
     }
 
     /// A generous estimate of an untimed call: 200 ns of call overhead, a
@@ -252,6 +286,7 @@ fn feed_chunk<'a>(
         held,
         generation,
         messages,
+        decoding,
     } = &mut *state;
 
     let max_messages = match scheduler {
@@ -263,9 +298,22 @@ fn feed_chunk<'a>(
         // A list is built from at most u32::MAX terms at once.
         Scheduler::Dirty => u32::MAX as usize,
     };
+    let mut budget = match (&decoding, scheduler) {
+        (Some(_), Scheduler::Normal) => Some(Budget::new(cost.start_clock())),
+        _ => None,
+    };
+    let max_messages = match budget {
+        Some(_) => max_messages.min(DECODE_MESSAGES_MAX),
+        None => max_messages,
+    };
+    let mut left_dirty = false;
 
     messages.clear();
-    let fed = core.feed_some(chunk.as_slice(), max_messages, |message| {
+    let fed = core.feed_offering(chunk.as_slice(), |message| {
+        let spent = budget.as_ref().is_some_and(|budget| budget.spent);
+        if messages.len() == max_messages || (spent && !messages.is_empty()) {
+            return Ok(Reply::Declined);
+        }
         let binary = match message {
             Message::Inside { start, end } if start <= end && end <= chunk.len() => {
                 // SAFETY: the range was just checked to lie within the chunk.
@@ -277,7 +325,7 @@ fn feed_chunk<'a>(
                     .as_slice()
                     .get(..end)
                     .ok_or(FramerError::HeldMismatch)?;
-                cost.copying();
+                cost.start_clock();
                 if matches!(scheduler, Scheduler::Normal)
                     && n > COPY_SLICE
                     && !held.assemble_some(n, n + end, COPY_SLICE)?
@@ -287,8 +335,28 @@ fn feed_chunk<'a>(
                 held.take_message(env, n, tail)?
             }
         };
-        messages.push(binary.to_term(env).as_c_arg());
-        Ok(())
+        let item = match decoding {
+            None => binary.to_term(env),
+            Some(Decoding {
+                decoder,
+                copy_strings,
+            }) => {
+                let decoded = match &mut budget {
+                    Some(_) if binary.len() > DECODE_NORMAL_MAX => Err(Stop::Dirty),
+                    budget => decoder.decode(env, binary, *copy_strings, budget.as_mut()),
+                };
+                match decoded {
+                    Ok(item) => item,
+                    Err(Stop::Dirty) => {
+                        left_dirty = true;
+                        (atoms::decode_dirty(), binary, *copy_strings).encode(env)
+                    }
+                    Err(Stop::NoMemory) => return Err(FramerError::OutOfMemory),
+                }
+            }
+        };
+        messages.push(item.as_c_arg());
+        Ok(Reply::Taken)
     });
     cost.messages = messages.len();
     let fed = match fed {
@@ -324,11 +392,52 @@ fn feed_chunk<'a>(
     } else {
         atoms::ok()
     };
-    if fed.consumed < chunk.len() {
+    let result = if fed.consumed < chunk.len() {
         consume_timeslice(env, 100);
-        return Ok((atoms::paused(), tag, list, fed.consumed).encode(env));
+        (atoms::paused(), tag, list, fed.consumed).encode(env)
+    } else {
+        (tag, list).encode(env)
+    };
+    if left_dirty {
+        return Ok((atoms::decode_dirty(), result).encode(env));
     }
-    Ok((tag, list).encode(env))
+    Ok(result)
+}
+
+/// Decodes a whole JSON document on a normal scheduler: `{:ok, term}` or
+/// `{:error, %McpFramer.DecodeError{}}`, or `:continue_dirty` (having
+/// built nothing that lasts) if it needs more time than a call may take.
+#[rustler::nif]
+fn decode<'a>(env: Env<'a>, document: Binary<'a>, copy_strings: bool) -> NifResult<Term<'a>> {
+    let mut cost = CallCost::new(document.len());
+    let mut budget = Budget::new(cost.start_clock());
+    let decoded = if document.len() > DECODE_NORMAL_MAX {
+        Err(Stop::Dirty)
+    } else {
+        with_decoder(|decoder| decoder.decode(env, document, copy_strings, Some(&mut budget)))
+    };
+    cost.report(env);
+    match decoded {
+        Ok(item) => Ok(item),
+        Err(Stop::Dirty) => Ok(atoms::continue_dirty().encode(env)),
+        Err(Stop::NoMemory) => Err(FramerError::OutOfMemory.into()),
+    }
+}
+
+/// Decodes a whole JSON document of any size.
+#[rustler::nif(schedule = "DirtyCpu")]
+fn decode_dirty<'a>(env: Env<'a>, document: Binary<'a>, copy_strings: bool) -> NifResult<Term<'a>> {
+    with_decoder(|decoder| decoder.decode(env, document, copy_strings, None))
+        .map_err(|_| FramerError::OutOfMemory.into())
+}
+
+/// Runs `f` with this scheduler thread's decoder, whose buffers are reused
+/// by every document decoded on the thread and bounded in between.
+fn with_decoder<T>(f: impl FnOnce(&mut Decoder) -> T) -> T {
+    thread_local! {
+        static DECODER: RefCell<Decoder> = RefCell::new(Decoder::default());
+    }
+    DECODER.with(|decoder| f(&mut decoder.borrow_mut()))
 }
 
 rustler::init!("Elixir.McpFramer.Native");

@@ -1,0 +1,170 @@
+defmodule McpFramer.JSON do
+  @moduledoc """
+  Decodes a whole JSON document, such as an HTTP body or a file, exactly as
+  `Jason.decode/1` (1.4, default options) does, with the decoder that
+  `McpFramer.new(decode: :json)` runs on each message.
+
+      iex> McpFramer.JSON.decode(~s({"jsonrpc":"2.0","id":1,"result":{"ok":true}}))
+      {:ok, %{"jsonrpc" => "2.0", "id" => 1, "result" => %{"ok" => true}}}
+
+      iex> {:error, error} = McpFramer.JSON.decode(~s({"id":1,}))
+      iex> Exception.message(error)
+      "unexpected byte 0x7D (\\"}\\") at position 8 of the JSON document"
+
+  ## What a document becomes
+
+    * Objects become maps with binary keys. When a key repeats, its first
+      occurrence wins: `{"a":1,"a":2}` gives `%{"a" => 1}`.
+    * Arrays become lists; `true`, `false` and `null` become `true`,
+      `false` and `nil`.
+    * Strings become UTF-8 binaries with every escape decoded. Surrogate
+      pairs are joined; a lone surrogate, invalid UTF-8 and an unescaped
+      byte below 0x20 are errors. `"\\u0000"` is fine.
+    * Integers become integers of any size; `-0` is 0. A number with a
+      fraction or an exponent becomes the float that
+      `:erlang.binary_to_float/1` would make: `1E2` is 100.0 and `-0.0` is
+      -0.0. One too large for a float (`1e400`) is an error; one too small
+      (`1.5e-400`) is 0.0.
+    * Leading zeros, `2.`, `+1`, `.5`, `NaN` and `Infinity` are errors.
+    * Any value may stand at the top level, with whitespace (space, tab, CR
+      and LF) around it; anything else after it is an error.
+    * Nesting depth is limited only by the document's size: the decoder
+      keeps its own stack, so no document can overflow the native one.
+
+  Errors are `McpFramer.DecodeError`s at the byte positions Jason reports.
+
+  ## Memory
+
+  A string of 64 bytes or more is a sub-binary of the document: a decoded
+  term keeps the whole document alive for as long as it holds such a
+  string. For terms you keep for long, pass `strings: :copy`, and every
+  string is a binary of its own.
+
+  ## Schedulers
+
+  A document over 1 MiB, or one whose decoding would hold a normal
+  scheduler for more than about 0.7 ms, is decoded on a dirty CPU
+  scheduler; the time each normal-scheduler call took is reported to the
+  scheduler.
+  """
+
+  alias McpFramer.Native
+
+  @typedoc "What `Jason.decode/1` returns for a document."
+  @type result :: {:ok, term()} | {:error, McpFramer.DecodeError.t()}
+
+  @doc """
+  Decodes `input`, a binary or iodata.
+
+  ## Options
+
+    * `:strings` - `:reference` (default) or `:copy`; see "Memory" above.
+
+  Raises `ArgumentError` for input that is not iodata and for bad options.
+  """
+  @spec decode(iodata(), keyword()) :: result()
+  def decode(input, opts \\ []) do
+    copy_strings = copy_strings!(opts)
+    document = document!(input)
+
+    case Native.decode(document, copy_strings) do
+      :continue_dirty -> Native.decode_dirty(document, copy_strings)
+      result -> result
+    end
+  end
+
+  @doc """
+  Like `decode/2`, but returns the term and raises `McpFramer.DecodeError`
+  for a document that is not JSON.
+
+      iex> McpFramer.JSON.decode!("[1, 2.5, null]")
+      [1, 2.5, nil]
+  """
+  @spec decode!(iodata(), keyword()) :: term()
+  def decode!(input, opts \\ []) do
+    case decode(input, opts) do
+      {:ok, term} -> term
+      {:error, error} -> raise error
+    end
+  end
+
+  @doc false
+  # Shared with McpFramer.new/1, which takes the same option.
+  def strings!(strings) when strings in [:reference, :copy], do: strings
+
+  def strings!(strings) do
+    raise ArgumentError, "expected :strings to be :reference or :copy, got: #{inspect(strings)}"
+  end
+
+  defp copy_strings!(opts) do
+    unless is_list(opts) and Keyword.keyword?(opts) do
+      raise ArgumentError,
+            "McpFramer.JSON expects a keyword list of options, got: #{inspect(opts)}"
+    end
+
+    case Keyword.validate(opts, strings: :reference) do
+      {:ok, valid} ->
+        strings!(valid[:strings]) == :copy
+
+      {:error, unknown} ->
+        raise ArgumentError,
+              "unknown McpFramer.JSON option(s) #{inspect(unknown)}; the only option is :strings"
+    end
+  end
+
+  defp document!(input) when is_binary(input), do: input
+
+  defp document!(input) when is_list(input) do
+    IO.iodata_to_binary(input)
+  rescue
+    ArgumentError -> raise not_iodata(input)
+  end
+
+  defp document!(input), do: raise(not_iodata(input))
+
+  defp not_iodata(input) do
+    ArgumentError.exception(
+      "McpFramer.JSON expects a binary or iodata document, got: #{inspect(input)}"
+    )
+  end
+end
+
+defmodule McpFramer.DecodeError do
+  @moduledoc """
+  A document or message that is not JSON, as `Jason.DecodeError` describes
+  it: `position` is the offset of the offending byte in `data` (its length
+  at an unexpected end), and `token` holds the offending sequence when a
+  whole one was read (a number too large, a bad `\\u` escape), else `nil`.
+  `data` is the whole document, or the framed message.
+  """
+  defexception [:position, :token, :data]
+
+  @type t :: %__MODULE__{
+          position: non_neg_integer(),
+          token: binary() | nil,
+          data: binary()
+        }
+
+  @impl true
+  def message(%__MODULE__{position: position, token: token}) when is_binary(token) do
+    "invalid sequence #{inspect(token)} at position #{position} of the JSON document"
+  end
+
+  def message(%__MODULE__{position: position, data: data})
+      when is_binary(data) and position >= byte_size(data) do
+    "the JSON document ended unexpectedly at position #{position}"
+  end
+
+  def message(%__MODULE__{position: position, data: data}) when is_binary(data) do
+    byte = :binary.at(data, position)
+    hex = "0x" <> String.pad_leading(Integer.to_string(byte, 16), 2, "0")
+
+    shown = if String.printable?(<<byte>>), do: "#{hex} (#{inspect(<<byte>>)})", else: hex
+
+    "unexpected byte #{shown} at position #{position} of the JSON document"
+  end
+
+  def message(%__MODULE__{position: position}) do
+    "invalid JSON at position #{inspect(position)}"
+  end
+end

@@ -1,0 +1,411 @@
+//! JSON documents decoded into BEAM terms: a `json::Builder` that makes
+//! each term in place, with no intermediate Rust value.
+//!
+//! Finished terms wait on a stack. An array or object takes its items off
+//! the top and becomes one term, made from an array in a single call.
+
+use mcp_framer_core::json::{self, Builder, ErrorKind, Parser, Text};
+use rustler::sys::{
+    enif_binary_to_term, enif_get_map_size, enif_make_double, enif_make_int64,
+    enif_make_list_from_array, enif_make_map_from_arrays, enif_make_map_put, enif_make_new_binary,
+    enif_make_new_map, ErlNifTerm,
+};
+use rustler::{Binary, Encoder, Env, Term};
+use std::mem::MaybeUninit;
+use std::time::{Duration, Instant};
+
+mod atoms {
+    rustler::atoms! {
+        ok, error, nil, position, token, data,
+        true_ = "true",
+        false_ = "false",
+        exception = "__exception__",
+        struct_ = "__struct__",
+        decode_error = "Elixir.McpFramer.DecodeError",
+    }
+}
+
+/// A string this long or longer may be a sub-binary of the document instead
+/// of a copy: the BEAM's own line between heap and reference-counted binaries.
+const SUB_BINARY_MIN: usize = 64;
+
+/// Under a budget, a big integer with more digits than this is not
+/// converted: the conversion is quadratic, and this many take about 2 us.
+const BUDGET_BIG_DIGITS_MAX: usize = 1000;
+
+/// Terms kept between documents, per buffer; more is freed.
+const KEEP_TERMS: usize = 8192;
+
+/// Why a document's decoding stopped short of a result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// It needs more time than the budget has left.
+    Dirty,
+    /// The BEAM could not allocate a binary.
+    NoMemory,
+}
+
+/// The time a normal-scheduler call may spend decoding, from its start.
+/// The clock is read only every `CHECK_UNITS` units of work: a unit is a
+/// value, or 64 bytes of a string, roughly 10-30 ns.
+pub struct Budget {
+    /// Past this, the call decodes no further message.
+    soft: Instant,
+    /// Past this, the message being decoded is given up, to be decoded
+    /// again on a dirty scheduler.
+    hard: Instant,
+    units_left: u32,
+    /// The soft limit has passed.
+    pub spent: bool,
+}
+
+const CHECK_UNITS: u32 = 256;
+
+impl Budget {
+    pub fn new(start: Instant) -> Budget {
+        Budget {
+            soft: start + Duration::from_micros(300),
+            hard: start + Duration::from_micros(700),
+            units_left: CHECK_UNITS,
+            spent: false,
+        }
+    }
+
+    #[inline]
+    pub fn charge(&mut self, units: u32) -> Result<(), Stop> {
+        match self.units_left.checked_sub(units) {
+            Some(left) if left > 0 => {
+                self.units_left = left;
+                Ok(())
+            }
+            _ => self.check(),
+        }
+    }
+
+    #[cold]
+    fn check(&mut self) -> Result<(), Stop> {
+        self.units_left = CHECK_UNITS;
+        let now = Instant::now();
+        self.spent |= now >= self.soft;
+        if now >= self.hard {
+            return Err(Stop::Dirty);
+        }
+        Ok(())
+    }
+}
+
+/// A decoder's buffers, reused from one document to the next.
+#[derive(Default)]
+pub struct Decoder {
+    parser: Parser,
+    stack: Vec<ErlNifTerm>,
+    keys: Vec<ErlNifTerm>,
+    values: Vec<ErlNifTerm>,
+}
+
+impl Decoder {
+    /// Decodes `document` into what `Jason.decode/1` returns for it:
+    /// `{:ok, term}`, or `{:error, %McpFramer.DecodeError{}}` whose `data`
+    /// is the document.
+    ///
+    /// With a `budget`, it stops with [`Stop::Dirty`] rather than go past
+    /// the budget's hard limit.
+    pub fn decode<'a>(
+        &mut self,
+        env: Env<'a>,
+        document: Binary<'a>,
+        copy_strings: bool,
+        budget: Option<&mut Budget>,
+    ) -> Result<Term<'a>, Stop> {
+        let input = document.as_slice();
+        let mut builder = TermBuilder {
+            env,
+            document,
+            copy_strings,
+            budget,
+            stack: &mut self.stack,
+            keys: &mut self.keys,
+            values: &mut self.values,
+        };
+        let parsed = self.parser.parse(input, &mut builder);
+        for buffer in [&mut self.stack, &mut self.keys, &mut self.values] {
+            buffer.clear();
+            buffer.shrink_to(KEEP_TERMS);
+        }
+        match parsed {
+            Ok(term) => Ok((atoms::ok(), unsafe { Term::new(env, term) }).encode(env)),
+            Err(json::Error {
+                kind: ErrorKind::Builder(stop),
+                ..
+            }) => Err(stop),
+            Err(json::Error { position, kind }) => {
+                let token = match kind {
+                    ErrorKind::InvalidToken { length } => {
+                        copy(env, &input[position..position + length])?
+                    }
+                    _ => atoms::nil().as_c_arg(),
+                };
+                let error = decode_error(env, document, position, token)?;
+                Ok((atoms::error(), error).encode(env))
+            }
+        }
+    }
+}
+
+/// `%McpFramer.DecodeError{position: ..., token: ..., data: document}`.
+fn decode_error<'a>(
+    env: Env<'a>,
+    document: Binary<'a>,
+    position: usize,
+    token: ErlNifTerm,
+) -> Result<Term<'a>, Stop> {
+    let keys = [
+        atoms::exception(),
+        atoms::struct_(),
+        atoms::data(),
+        atoms::position(),
+        atoms::token(),
+    ]
+    .map(|atom| atom.as_c_arg());
+    let values = [
+        atoms::true_().as_c_arg(),
+        atoms::decode_error().as_c_arg(),
+        document.to_term(env).as_c_arg(),
+        (position as u64).encode(env).as_c_arg(),
+        token,
+    ];
+    let map = make_map(env, &keys, &values).ok_or(Stop::NoMemory)?;
+    Ok(unsafe { Term::new(env, map) })
+}
+
+/// A map from distinct keys, or `None` if any key repeats. OTP 25 does not
+/// report a repeat in maps of over 32 pairs; it keeps one of the values,
+/// so the size is checked as well.
+fn make_map(env: Env<'_>, keys: &[ErlNifTerm], values: &[ErlNifTerm]) -> Option<ErlNifTerm> {
+    let mut map = MaybeUninit::uninit();
+    let mut size = 0;
+    // SAFETY: both arrays hold `keys.len()` terms made in `env`.
+    unsafe {
+        let made = enif_make_map_from_arrays(
+            env.as_c_arg(),
+            keys.as_ptr(),
+            values.as_ptr(),
+            keys.len(),
+            map.as_mut_ptr(),
+        ) != 0;
+        if !made {
+            return None;
+        }
+        let map = map.assume_init();
+        let sized = enif_get_map_size(env.as_c_arg(), map, &mut size) != 0;
+        (sized && size == keys.len()).then_some(map)
+    }
+}
+
+/// A copy of `bytes` in a binary of its own.
+fn copy(env: Env<'_>, bytes: &[u8]) -> Result<ErlNifTerm, Stop> {
+    let mut term = MaybeUninit::uninit();
+    // SAFETY: the new binary has room for exactly `bytes.len()` bytes.
+    unsafe {
+        let data = enif_make_new_binary(env.as_c_arg(), bytes.len(), term.as_mut_ptr());
+        if data.is_null() {
+            return Err(Stop::NoMemory);
+        }
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), data, bytes.len());
+        Ok(term.assume_init())
+    }
+}
+
+struct TermBuilder<'a, 'd> {
+    env: Env<'a>,
+    document: Binary<'a>,
+    /// Every string is a copy, so no decoded term keeps the document alive.
+    copy_strings: bool,
+    budget: Option<&'d mut Budget>,
+    stack: &'d mut Vec<ErlNifTerm>,
+    keys: &'d mut Vec<ErlNifTerm>,
+    values: &'d mut Vec<ErlNifTerm>,
+}
+
+impl<'a> TermBuilder<'a, '_> {
+    #[inline]
+    fn push(&mut self, term: ErlNifTerm, units: u32) -> Result<(), Stop> {
+        self.stack.push(term);
+        match &mut self.budget {
+            Some(budget) => budget.charge(units),
+            None => Ok(()),
+        }
+    }
+
+    fn text(&self, text: Text<'a, '_>) -> Result<ErlNifTerm, Stop> {
+        match text {
+            Text::Input(text) if text.len() >= SUB_BINARY_MIN && !self.copy_strings => {
+                let offset = text.as_ptr() as usize - self.document.as_slice().as_ptr() as usize;
+                // SAFETY: the parser's `Input` text is a slice of the document.
+                let binary = unsafe { self.document.make_subbinary_unchecked(offset, text.len()) };
+                Ok(binary.to_term(self.env).as_c_arg())
+            }
+            text => copy(self.env, text.as_str().as_bytes()),
+        }
+    }
+
+    /// The last `count` terms, replaced by what `make` makes of them.
+    fn collapse(
+        &mut self,
+        count: usize,
+        make: impl FnOnce(&mut Self, usize) -> Result<ErlNifTerm, Stop>,
+    ) -> Result<(), Stop> {
+        let from = self.stack.len() - count;
+        let term = make(self, from)?;
+        self.stack.truncate(from);
+        self.push(term, 1 + count as u32 / 16)
+    }
+}
+
+impl<'a> Builder<'a> for TermBuilder<'a, '_> {
+    type Value = ErlNifTerm;
+    type Error = Stop;
+
+    fn null(&mut self) -> Result<(), Stop> {
+        self.push(atoms::nil().as_c_arg(), 1)
+    }
+
+    fn bool(&mut self, value: bool) -> Result<(), Stop> {
+        let atom = if value {
+            atoms::true_()
+        } else {
+            atoms::false_()
+        };
+        self.push(atom.as_c_arg(), 1)
+    }
+
+    fn integer(&mut self, value: i64) -> Result<(), Stop> {
+        // SAFETY: makes a term in the call's own environment.
+        let term = unsafe { enif_make_int64(self.env.as_c_arg(), value) };
+        self.push(term, 1)
+    }
+
+    fn big_integer(&mut self, digits: &'a str) -> Result<(), Stop> {
+        if self.budget.is_some() && digits.len() > BUDGET_BIG_DIGITS_MAX {
+            return Err(Stop::Dirty);
+        }
+        let term = big_integer(self.env, digits).ok_or(Stop::NoMemory)?;
+        self.push(term, 1 + digits.len() as u32 / 16)
+    }
+
+    fn float(&mut self, value: f64) -> Result<(), Stop> {
+        // SAFETY: the parser gives only finite floats, which enif accepts.
+        let term = unsafe { enif_make_double(self.env.as_c_arg(), value) };
+        self.push(term, 1)
+    }
+
+    fn string(&mut self, text: Text<'a, '_>) -> Result<(), Stop> {
+        let units = 1 + text.as_str().len() / 64;
+        let term = self.text(text)?;
+        self.push(term, u32::try_from(units).unwrap_or(u32::MAX))
+    }
+
+    fn end_array(&mut self, count: usize) -> Result<(), Stop> {
+        self.collapse(count, |builder, from| {
+            let items = &builder.stack[from..];
+            // SAFETY: `items` are terms made in this environment.
+            Ok(unsafe {
+                enif_make_list_from_array(builder.env.as_c_arg(), items.as_ptr(), count as u32)
+            })
+        })
+    }
+
+    fn key(&mut self, text: Text<'a, '_>) -> Result<(), Stop> {
+        self.string(text)
+    }
+
+    fn end_object(&mut self, count: usize) -> Result<(), Stop> {
+        self.collapse(2 * count, |builder, from| {
+            builder.keys.clear();
+            builder.values.clear();
+            for pair in builder.stack[from..].chunks_exact(2) {
+                builder.keys.push(pair[0]);
+                builder.values.push(pair[1]);
+            }
+            let env = builder.env;
+            if let Some(map) = make_map(env, builder.keys, builder.values) {
+                return Ok(map);
+            }
+            // A key repeats. Put the pairs last to first, so that the
+            // first occurrence of a key is put last and wins.
+            // SAFETY: every key and value is a term made in `env`.
+            unsafe {
+                let mut map = enif_make_new_map(env.as_c_arg());
+                for (&key, &value) in builder.keys.iter().zip(builder.values.iter()).rev() {
+                    let mut next = MaybeUninit::uninit();
+                    if enif_make_map_put(env.as_c_arg(), map, key, value, next.as_mut_ptr()) == 0 {
+                        return Err(Stop::NoMemory);
+                    }
+                    map = next.assume_init();
+                }
+                Ok(map)
+            }
+        })
+    }
+
+    fn finish(&mut self) -> Result<ErlNifTerm, Stop> {
+        self.stack.pop().ok_or(Stop::NoMemory)
+    }
+}
+
+/// The integer whose decimal text is `digits` (an optional `-`, then
+/// digits), made through the external term format: the NIF interface has
+/// no other way to make a bignum. The conversion to base 2^64 is quadratic
+/// in the number of digits.
+fn big_integer(env: Env<'_>, digits: &str) -> Option<ErlNifTerm> {
+    let (negative, digits) = match digits.strip_prefix('-') {
+        Some(magnitude) => (true, magnitude),
+        None => (false, digits),
+    };
+    // Little-endian base 2^64 limbs, 19 decimal digits folded in at a time.
+    let mut limbs: Vec<u64> = Vec::with_capacity(digits.len() / 19 + 1);
+    for group in digits.as_bytes().chunks(19) {
+        let scale = 10u128.pow(group.len() as u32);
+        let mut carry = group
+            .iter()
+            .fold(0u128, |value, digit| value * 10 + u128::from(digit - b'0'));
+        for limb in limbs.iter_mut() {
+            let product = u128::from(*limb) * scale + carry;
+            *limb = product as u64;
+            carry = product >> 64;
+        }
+        if carry > 0 {
+            limbs.push(carry as u64);
+        }
+    }
+    let mut magnitude: Vec<u8> = limbs.iter().flat_map(|limb| limb.to_le_bytes()).collect();
+    while magnitude.last() == Some(&0) {
+        magnitude.pop();
+    }
+
+    // SMALL_BIG_EXT (110) or LARGE_BIG_EXT (111), after the version byte.
+    let mut external = Vec::with_capacity(magnitude.len() + 7);
+    external.push(131);
+    match u8::try_from(magnitude.len()) {
+        Ok(length) => external.extend([110, length]),
+        Err(_) => {
+            external.push(111);
+            external.extend(u32::try_from(magnitude.len()).ok()?.to_be_bytes());
+        }
+    }
+    external.push(u8::from(negative));
+    external.extend(magnitude);
+
+    let mut term = MaybeUninit::uninit();
+    // SAFETY: reads `external.len()` bytes; writes the term only on success.
+    unsafe {
+        let read = enif_binary_to_term(
+            env.as_c_arg(),
+            external.as_ptr(),
+            external.len(),
+            term.as_mut_ptr(),
+            0,
+        );
+        (read == external.len()).then(|| term.assume_init())
+    }
+}
