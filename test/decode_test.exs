@@ -1,0 +1,240 @@
+defmodule McpFramer.DecodeTest do
+  # One test per rule of decode: :json and McpFramer.JSON, named after it.
+  # The decoding rules themselves are tested one by one in the core crate
+  # (tests/json_rules.rs); these check that the BEAM terms are Jason's.
+  use ExUnit.Case, async: true
+  doctest McpFramer.JSON
+
+  alias McpFramer.{DecodeError, JSON}
+
+  @mib 1024 * 1024
+
+  defp decode_framer(opts), do: McpFramer.new([decode: :json] ++ opts)
+
+  defp feed_all(framer, chunks) do
+    Enum.flat_map_reduce(chunks, framer, fn chunk, framer ->
+      {:ok, items, framer} = McpFramer.feed(framer, chunk)
+      {items, framer}
+    end)
+  end
+
+  describe "terms" do
+    test "objects are maps with binary keys, arrays lists, literals atoms" do
+      assert JSON.decode(~s({"a":[true,false,null],"b":{}})) ==
+               {:ok, %{"a" => [true, false, nil], "b" => %{}}}
+    end
+
+    test "the first occurrence of a repeated key wins" do
+      assert JSON.decode(~s({"a":1,"b":2,"a":3})) == {:ok, %{"a" => 1, "b" => 2}}
+    end
+
+    test "the first occurrence wins in objects of over 32 pairs too" do
+      # OTP 25 keeps a value silently for repeats in maps this large.
+      for repeat <- [0, 20, 39] do
+        pairs = for i <- 0..39, do: ~s("k#{i}":#{i})
+        again = ~s("k#{repeat}":"again")
+        object = "{" <> Enum.join(pairs ++ [again], ",") <> "}"
+        {:ok, map} = JSON.decode(object)
+        assert map_size(map) == 40
+        assert map["k#{repeat}"] == repeat
+      end
+    end
+
+    test "integers of any size are integers" do
+      for text <- [
+            "0",
+            "-0",
+            "9223372036854775807",
+            "-9223372036854775809",
+            "1" <> String.duplicate("0", 400)
+          ] do
+        assert JSON.decode(text) == {:ok, String.to_integer(text)}
+      end
+    end
+
+    test "an integer of thousands of digits is exact" do
+      text = "-" <> String.duplicate("1234567890", 500)
+      assert JSON.decode(text) == {:ok, String.to_integer(text)}
+      assert [{:ok, [value]}] = decode_lines(["[#{text}]"])
+      assert value == String.to_integer(text)
+    end
+
+    test "a fraction or an exponent makes a float, as binary_to_float rounds it" do
+      for text <- ["1E2", "-0.0", "0.1", "2.2250738585072014e-308", "1.7976931348623157e308"] do
+        {:ok, float} = JSON.decode(text)
+        assert is_float(float)
+        assert float === :erlang.binary_to_float(normalize_float(text))
+      end
+    end
+
+    test "strings are UTF-8 binaries with every escape decoded" do
+      assert JSON.decode(~s("a\\"\\\\\\/\\b\\f\\n\\r\\t\\u00e9\\ud83d\\ude00\\u0000")) ==
+               {:ok, "a\"\\/\b\f\n\r\té😀" <> <<0>>}
+    end
+
+    test "any value may stand at the top level, with whitespace around it" do
+      assert JSON.decode(" \t\r\n\"x\" \n") == {:ok, "x"}
+      assert JSON.decode("null") == {:ok, nil}
+    end
+  end
+
+  describe "errors" do
+    test "an error gives the position, the token and the document" do
+      assert JSON.decode("[1e400]") ==
+               {:error, %DecodeError{position: 1, token: "1e400", data: "[1e400]"}}
+
+      assert JSON.decode(~s({"a" 1})) ==
+               {:error, %DecodeError{position: 5, token: nil, data: ~s({"a" 1})}}
+    end
+
+    test "an unexpected end is reported at the document's length" do
+      assert {:error, %DecodeError{position: 4, token: nil}} = JSON.decode(~s([1, ))
+      assert {:error, %DecodeError{position: 0}} = JSON.decode("")
+    end
+
+    test "invalid UTF-8, control bytes and lone surrogates are errors" do
+      for text <- [<<?", 0xFF, ?">>, <<?", 1, ?">>, ~s("\\ud800"), ~s("\\udc00x")] do
+        assert {:error, %DecodeError{}} = JSON.decode(text)
+      end
+    end
+
+    test "a million open brackets give an error, not a crash" do
+      text = :binary.copy("[", 1_000_000)
+      assert {:error, %DecodeError{position: 1_000_000}} = JSON.decode(text)
+      assert [{:error, %DecodeError{position: 1_000_000}}] = decode_lines([text])
+    end
+
+    test "decode! raises the DecodeError" do
+      assert_raise DecodeError, "the JSON document ended unexpectedly at position 1", fn ->
+        JSON.decode!("[")
+      end
+    end
+
+    test "the message names the byte, the token or the end" do
+      assert Exception.message(%DecodeError{position: 1, token: nil, data: "[x"}) ==
+               ~s|unexpected byte 0x78 ("x") at position 1 of the JSON document|
+
+      assert Exception.message(%DecodeError{position: 0, token: nil, data: <<1>>}) ==
+               "unexpected byte 0x01 at position 0 of the JSON document"
+
+      assert Exception.message(%DecodeError{position: 0, token: "1e999", data: "1e999"}) ==
+               ~s|invalid sequence "1e999" at position 0 of the JSON document|
+    end
+  end
+
+  describe "arguments" do
+    test "iodata is decoded like its binary" do
+      assert JSON.decode([?[, ["1", ?,], "2]"]) == {:ok, [1, 2]}
+    end
+
+    test "anything but iodata, and bad options, raise ArgumentError" do
+      assert_raise ArgumentError, ~r/binary or iodata/, fn -> JSON.decode(:atom) end
+      assert_raise ArgumentError, ~r/binary or iodata/, fn -> JSON.decode([:atom]) end
+      assert_raise ArgumentError, ~r/:strings/, fn -> JSON.decode("1", strings: :other) end
+      assert_raise ArgumentError, ~r/unknown/, fn -> JSON.decode("1", keys: :atoms) end
+      assert_raise ArgumentError, ~r/:decode/, fn -> McpFramer.new(decode: :xml) end
+      assert_raise ArgumentError, ~r/only with decode/, fn -> McpFramer.new(strings: :copy) end
+    end
+  end
+
+  describe "a decoding framer" do
+    test "gives what JSON.decode gives for each message, in order" do
+      lines = [~s({"id":1}), "not json", ~s([1,2]), ~s("x"), "{", "  7 "]
+      chunks = cut(Enum.map_join(lines, "", &(&1 <> "\n")), 3)
+      assert decode_lines_from(chunks) == Enum.map(lines, &JSON.decode/1)
+    end
+
+    test "a line that is not JSON costs only itself" do
+      assert [{:ok, 1}, {:error, %DecodeError{data: "{oops"}}, {:ok, 2}] =
+               decode_lines(["1", "{oops", "2"])
+    end
+
+    test "the framing rules are unchanged: CRLF, blank lines, oversize lines" do
+      framer = decode_framer(max_message_bytes: 5)
+
+      assert {:error, :message_too_large, [{:ok, 1}, {:ok, [2]}], framer} =
+               McpFramer.feed(framer, "1\r\n\n[2]\n[1234567]\n")
+
+      assert {:ok, [], framer} = McpFramer.feed(framer, "[3")
+      assert McpFramer.buffered_bytes(framer) == 2
+      assert {:ok, [{:ok, [3]}], _} = McpFramer.feed(framer, "]\n")
+    end
+
+    test "messages too long to decode inside a call's budget are decoded all the same" do
+      big = ~s({"blob":") <> :binary.copy("QUJD", div(3 * @mib, 4)) <> ~s("})
+      deep = :binary.copy("[", 200_000) <> :binary.copy("]", 200_000)
+      lines = ["1", big, "2", deep, "3"]
+      chunks = cut(Enum.map_join(lines, "", &(&1 <> "\n")), 65_536)
+      assert decode_lines_from(chunks) == Enum.map(lines, &JSON.decode/1)
+    end
+
+    test "stream/2 takes decode: :json and emits the same items" do
+      chunks = ["1\n[", "2]\nno\n"]
+
+      assert [{:ok, 1}, {:ok, [2]}, {:error, %DecodeError{}}] =
+               McpFramer.stream(chunks, decode: :json) |> Enum.to_list()
+    end
+
+    test "without the option, messages are binaries as before" do
+      assert {:ok, ["[1]"], _} = McpFramer.feed(McpFramer.new(), "[1]\n")
+    end
+  end
+
+  describe "what a decoded string keeps alive" do
+    @long String.duplicate("s", 100)
+    # A second message that makes the chunk far larger than the first.
+    @pad :binary.copy(" ", 10_000) <> "0\n"
+
+    test "a long string is a sub-binary of its message's chunk by default" do
+      chunk = ~s(["#{@long}"]\n) <> @pad
+      [{:ok, [string]}, {:ok, 0}] = decode_lines_from([chunk])
+      assert string == @long
+      assert :binary.referenced_byte_size(string) == byte_size(chunk)
+    end
+
+    test "with strings: :copy, no string keeps more than itself" do
+      chunk = ~s(["#{@long}", {"#{@long}": "short"}]\n) <> @pad
+      [{:ok, [string, map]}, {:ok, 0}] = decode_lines_from([chunk], strings: :copy)
+      [{key, _}] = Map.to_list(map)
+
+      for binary <- [string, key] do
+        assert :binary.referenced_byte_size(binary) == byte_size(binary)
+      end
+
+      {:ok, [copied]} = JSON.decode(~s([" #{@long}"]), strings: :copy)
+      assert :binary.referenced_byte_size(copied) == byte_size(copied)
+    end
+
+    test "a string of a message that spanned chunks refers to the message alone" do
+      message = ~s(["#{@long}"])
+      {first, second} = String.split_at(message <> "\n", 10)
+      [{:ok, [string]}, {:ok, 0}] = decode_lines_from([first, second <> @pad])
+      assert :binary.referenced_byte_size(string) <= byte_size(message) + 4096
+    end
+  end
+
+  defp decode_lines(lines), do: decode_lines_from([Enum.map_join(lines, "", &(&1 <> "\n"))])
+
+  defp decode_lines_from(chunks, opts \\ []) do
+    {items, _framer} = feed_all(decode_framer(opts), chunks)
+    items
+  end
+
+  defp cut(binary, size) when byte_size(binary) <= size, do: [binary]
+
+  defp cut(binary, size) do
+    <<chunk::binary-size(size), rest::binary>> = binary
+    [:binary.copy(chunk) | cut(rest, size)]
+  end
+
+  # binary_to_float wants digits on both sides of a dot and no bare "1E2".
+  defp normalize_float(text) do
+    case String.split(String.downcase(text), "e") do
+      [mantissa] -> mantissa
+      [mantissa, exponent] -> with_fraction(mantissa) <> "e" <> exponent
+    end
+  end
+
+  defp with_fraction(mantissa),
+    do: if(String.contains?(mantissa, "."), do: mantissa, else: mantissa <> ".0")
+end
