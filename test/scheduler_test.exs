@@ -22,7 +22,9 @@ defmodule McpFramer.SchedulerTest do
         send(parent, {me, :done})
       end)
 
-    previous = :erlang.system_monitor(self(), [{:long_schedule, @limit_ms}])
+    # A garbage collection during a schedule is reported first, as a
+    # long_gc event; its time is the cost of the terms made, not a stall.
+    previous = :erlang.system_monitor(self(), [{:long_schedule, @limit_ms}, {:long_gc, 1}])
     send(worker, :go)
 
     receive do
@@ -33,16 +35,24 @@ defmodule McpFramer.SchedulerTest do
     end
 
     restore(previous)
-    collect(worker, [])
+    collect(worker, 0, [])
   end
 
   defp restore(:undefined), do: :erlang.system_monitor(:undefined)
   defp restore({pid, options}), do: :erlang.system_monitor(pid, options)
 
-  defp collect(worker, events) do
+  # The worker's long schedules, less the collections within each.
+  defp collect(worker, gc_ms, events) do
     receive do
-      {:monitor, ^worker, :long_schedule, info} -> collect(worker, [info | events])
-      {:monitor, _other, :long_schedule, _info} -> collect(worker, events)
+      {:monitor, ^worker, :long_gc, info} ->
+        collect(worker, gc_ms + info[:timeout], events)
+
+      {:monitor, ^worker, :long_schedule, info} ->
+        stalled = info[:timeout] - gc_ms >= @limit_ms
+        collect(worker, 0, if(stalled, do: [info ++ [gc_ms: gc_ms] | events], else: events))
+
+      {:monitor, _other, _event, _info} ->
+        collect(worker, gc_ms, events)
     after
       0 -> events
     end
@@ -122,6 +132,98 @@ defmodule McpFramer.SchedulerTest do
       {:ok, messages, framer} = McpFramer.feed(framer, chunk)
       {messages, framer}
     end)
+  end
+
+  describe "decode: :json" do
+    # Decoding a schema-heavy message takes about 5 ms a MiB: each call
+    # decodes within a time budget, and what does not fit goes to a dirty
+    # scheduler. Several jobs run in a row in one process. A try that sees
+    # a stall is repeated on chunks made anew, so a retry never runs on
+    # memory that the try before faulted in.
+    test "large messages of every shape in a row, on fresh memory" do
+      events =
+        Enum.reduce_while(1..@tries, nil, fn _, _ ->
+          jobs = decode_jobs()
+
+          case long_schedules(fn -> run_decode_jobs(jobs) end) do
+            [] -> {:halt, []}
+            events -> {:cont, events}
+          end
+        end)
+
+      assert events == [], "long_schedule events on every try: #{inspect(events)}"
+    end
+  end
+
+  defp decode_jobs do
+    [
+      {"a 10 MiB tools/list result", port_chunks(tools_list(10 * @mib) <> "\n")},
+      {"a 100 MB blob", port_chunks(blob(100_000_000) <> "\n")},
+      {"a million open brackets", port_chunks(:binary.copy("[", 1_000_000) <> "\n")},
+      {"64 KiB chunks of {}", for(_ <- 1..64, do: :binary.copy("{}\n", 21_845))},
+      {"1000-digit integers", port_chunks(big_integers(4 * @mib) <> "\n")},
+      {"a 4 MiB chunk of small messages", [small_messages(4 * @mib)]}
+    ]
+  end
+
+  defp run_decode_jobs(jobs) do
+    for {name, chunks} <- jobs do
+      framer = McpFramer.new(decode: :json, max_message_bytes: 128 * @mib)
+      true = count_items(framer, chunks) > 0 or raise "#{name}: no items"
+    end
+
+    {:ok, _} = McpFramer.JSON.decode(tools_list(4 * @mib))
+  end
+
+  # Items are counted, not kept: a test that kept a million maps would
+  # measure its own garbage collections.
+  defp count_items(framer, chunks) do
+    {_, count} =
+      Enum.reduce(chunks, {framer, 0}, fn chunk, {framer, count} ->
+        {:ok, items, framer} = McpFramer.feed(framer, chunk)
+        {framer, count + length(items)}
+      end)
+
+    count
+  end
+
+  # Chunks of 64 KiB, each a binary of its own, as a Port delivers them.
+  defp port_chunks(stream) when byte_size(stream) <= 65_536, do: [:binary.copy(stream)]
+
+  defp port_chunks(stream) do
+    <<chunk::binary-size(65_536), rest::binary>> = stream
+    [:binary.copy(chunk) | port_chunks(rest)]
+  end
+
+  defp tools_list(size) do
+    tool = fn i ->
+      ~s({"name":"tool_#{i}","description":"Runs step #{i}: \\"quoted\\" and caf\\u00e9",) <>
+        ~s("inputSchema":{"type":"object","properties":{"path":{"type":"string"},) <>
+        ~s("count":{"type":"integer","minimum":0,"maximum":#{i}},) <>
+        ~s("tags":{"type":"array","items":{"type":"string","enum":["a","b","c"]}}},) <>
+        ~s("required":["path"]}})
+    end
+
+    tools = Stream.map(1..div(size, 300), tool) |> Enum.intersperse(",")
+    IO.iodata_to_binary([~s({"jsonrpc":"2.0","id":1,"result":{"tools":[), tools, "]}}"])
+  end
+
+  defp blob(size) do
+    IO.iodata_to_binary([~s({"data":"), :binary.copy("QUJD", div(size, 4)), ~s("})])
+  end
+
+  defp big_integers(size) do
+    number = :binary.copy("7", 1000)
+
+    IO.iodata_to_binary(["[", Enum.intersperse(List.duplicate(number, div(size, 1001)), ","), "]"])
+  end
+
+  defp small_messages(size) do
+    message = fn i ->
+      ~s({"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":#{i}}}\n)
+    end
+
+    IO.iodata_to_binary(Stream.map(1..div(size, 80), message) |> Enum.to_list())
   end
 
   test "a 256 MiB oversize line in one chunk" do

@@ -231,6 +231,11 @@ impl<'a> TermBuilder<'a, '_> {
     #[inline]
     fn push(&mut self, term: ErlNifTerm, units: u32) -> Result<(), Stop> {
         self.stack.push(term);
+        self.charge(units)
+    }
+
+    #[inline]
+    fn charge(&mut self, units: u32) -> Result<(), Stop> {
         match &mut self.budget {
             Some(budget) => budget.charge(units),
             None => Ok(()),
@@ -305,6 +310,10 @@ impl<'a> Builder<'a> for TermBuilder<'a, '_> {
         self.push(term, u32::try_from(units).unwrap_or(u32::MAX))
     }
 
+    fn begin_array(&mut self) -> Result<(), Stop> {
+        self.charge(1)
+    }
+
     fn end_array(&mut self, count: usize) -> Result<(), Stop> {
         self.collapse(count, |builder, from| {
             let items = &builder.stack[from..];
@@ -317,6 +326,10 @@ impl<'a> Builder<'a> for TermBuilder<'a, '_> {
 
     fn key(&mut self, text: Text<'a, '_>) -> Result<(), Stop> {
         self.string(text)
+    }
+
+    fn begin_object(&mut self) -> Result<(), Stop> {
+        self.charge(1)
     }
 
     fn end_object(&mut self, count: usize) -> Result<(), Stop> {
