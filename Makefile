@@ -65,5 +65,12 @@ dialyzer: $(PLT)
 demo: tools
 	mix run examples/demo.exs $(SERVER)
 
+# The decoding rows compare against jiffy, Debian's erlang-jiffy.
 bench: tools
+	@erl -noshell -eval 'halt(case code:which(jiffy) of non_existing -> 1; _ -> 0 end)' || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq erlang-jiffy; \
+	  else \
+	    echo "jiffy not found: install it (apt-get install erlang-jiffy)"; exit 1; \
+	  fi; }
 	MIX_ENV=prod mix run bench/run.exs
