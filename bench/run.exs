@@ -1,6 +1,7 @@
 # make bench: McpFramer against the pure-Elixir baseline on traffic shaped
 # like a Port's, interleaved, best of @rounds runs each; then a trace file
-# through a real stream-mode Port.
+# through a real stream-mode Port. Then the same for decoding: McpFramer
+# with decode: :json against the baseline followed by jiffy.
 Code.require_file("../test/support/pure_framer.ex", __DIR__)
 
 defmodule Bench.Traffic do
@@ -94,6 +95,9 @@ defmodule Bench.Traffic do
 
   def fixed(n), do: fn -> n end
 end
+
+# The decoding rows' messages, built with Bench.Traffic's helpers.
+Code.require_file("decode_traffic.exs", __DIR__)
 
 defmodule Bench do
   alias Bench.Traffic, as: T
@@ -261,7 +265,7 @@ defmodule Bench do
 
   def mb_per_s(bytes, micros), do: bytes / micros
 
-  defp ratio(x), do: :erlang.float_to_binary(x, decimals: 2) <> "x"
+  def ratio(x), do: :erlang.float_to_binary(x, decimals: 2) <> "x"
 
   def main do
     {scan, copy} = limits()
@@ -303,15 +307,17 @@ defmodule Bench do
     IO.puts("\n#{length(results) - below} of #{length(results)} workloads at or above their goal")
 
     if only == "" or "port" =~ only, do: print_port(port_trace(text))
+
+    Bench.Decoding.main(only)
   end
 
   # A parity row below 1.0x but not below 0.95x is within this shared
   # machine's noise; the README reports its range over several runs.
-  defp met?(ratio, :parity), do: ratio >= 0.95
-  defp met?(ratio, goal), do: ratio >= goal
+  def met?(ratio, :parity), do: ratio >= 0.95
+  def met?(ratio, goal), do: ratio >= goal
 
-  defp goal(:parity), do: "parity"
-  defp goal(goal), do: "#{goal}x"
+  def goal(:parity), do: "parity"
+  def goal(goal), do: "#{goal}x"
 
   defp print_port({size, results}) do
     {baseline, _} = results |> List.keyfind("baseline", 0) |> elem(1)
@@ -327,6 +333,267 @@ defmodule Bench do
     for {name, {micros, count}} <- results do
       IO.puts(
         "| #{name} | #{round(mb_per_s(size, micros))} | #{count} | #{ratio(baseline / micros)} |"
+      )
+    end
+  end
+end
+
+defmodule Bench.Decoding do
+  # The decoding rows: McpFramer.new(decode: :json) against the pure-Elixir
+  # framer followed by :jiffy.decode(message, [:return_maps]) on every
+  # message; jiffy, a C NIF, is the fastest JSON decoder on the BEAM.
+  # jiffy's terms are not quite Jason's, which McpFramer's are: null is the
+  # atom :null, not nil, and duplicate keys and invalid input may be taken
+  # differently. The traffic is valid JSON and only time is compared, so
+  # that does not matter here. Jason itself cannot be installed (hex.pm is
+  # out of reach), so the rows against it are listed unmeasured.
+  #
+  # Both sides are treated alike: each turns a chunk into a list of items,
+  # {:ok, term} or {:error, reason}, one per message, which the loop counts
+  # and drops; each run has a fresh process, warmed up by one pass.
+
+  alias Bench.DecodeTraffic, as: D
+  alias Bench.Traffic, as: T
+  alias McpFramer.PureFramer
+
+  @rounds 5
+  @port_rounds 3
+  @kib 1024
+  @mib 1024 * 1024
+
+  # {name, goal vs framer + jiffy, goal vs framer + Jason, a function that
+  # builds the chunks from the text pool and the random bytes}. Chunks are
+  # pipe-sized and cut at random points, as Bench.Traffic.pipe_size/0 draws
+  # them, unless the name says otherwise.
+  def rows do
+    pipe = &T.pipe_size/0
+
+    [
+      {"mixed MCP trace", 3.0, 8.0,
+       fn {pool, noise} -> T.chunks(D.stream(32 * @mib, &D.mixed(pool, noise, &1)), pipe) end},
+      {"progress notifications, ~150 B", 3.0, 3.5,
+       fn {pool, _} -> T.chunks(D.stream(8 * @mib, &D.progress(pool, &1)), pipe) end},
+      {"tools/list results, schema-heavy", 2.5, 3.5,
+       fn {pool, _} -> T.chunks(D.stream(16 * @mib, &D.tools_list(pool, &1)), pipe) end},
+      {"text results with escapes, 1-30 KB", 3.0, 8.0,
+       fn {pool, _} ->
+         size = T.between(1 * @kib, 30 * @kib)
+         T.chunks(D.stream(16 * @mib, &D.text_result(pool, &1, size.())), pipe)
+       end},
+      {"base64 blobs, 50-550 KB", 5.0, 15.0,
+       fn {_, noise} ->
+         size = T.between(50 * @kib, 550 * @kib)
+         T.chunks(D.stream(32 * @mib, &D.blob_result(noise, &1, size.())), pipe)
+       end},
+      {"~300 B msgs, one per chunk", 2.5, 3.0,
+       fn {pool, _} -> T.one_per_chunk(D.stream(4 * @mib, &D.small(pool, &1))) end}
+    ]
+  end
+
+  # Each side: how to start, and what a chunk becomes.
+  def sides do
+    [
+      baseline: {&PureFramer.new/0, &baseline_feed/2},
+      mcp_framer: {fn -> McpFramer.new(decode: :json) end, &mcp_framer_feed/2}
+    ]
+  end
+
+  defp baseline_feed(framer, chunk) do
+    case PureFramer.feed(framer, chunk) do
+      {:ok, messages, framer} -> {Enum.map(messages, &jiffy/1), framer}
+      {:error, :message_too_large, messages, framer} -> {Enum.map(messages, &jiffy/1), framer}
+    end
+  end
+
+  defp jiffy(message) do
+    {:ok, :jiffy.decode(message, [:return_maps])}
+  catch
+    :error, reason -> {:error, reason}
+  end
+
+  defp mcp_framer_feed(framer, chunk) do
+    case McpFramer.feed(framer, chunk) do
+      {:ok, items, framer} -> {items, framer}
+      {:error, :message_too_large, items, framer} -> {items, framer}
+    end
+  end
+
+  def run({new, feed}, chunks) do
+    Task.async(fn ->
+      ingest(new, feed, chunks)
+      {micros, tally} = :timer.tc(fn -> ingest(new, feed, chunks) end)
+      {max(micros, 1), tally}
+    end)
+    |> Task.await(:infinity)
+  end
+
+  defp ingest(new, feed, chunks) do
+    {_framer, tally} =
+      Enum.reduce(chunks, {new.(), {0, 0}}, fn chunk, {framer, tally} ->
+        {items, framer} = feed.(framer, chunk)
+        {framer, tally(items, tally)}
+      end)
+
+    tally
+  end
+
+  # {decoded, failed}
+  defp tally([{:ok, _} | items], {ok, failed}), do: tally(items, {ok + 1, failed})
+  defp tally([{:error, _} | items], {ok, failed}), do: tally(items, {ok, failed + 1})
+  defp tally([], tally), do: tally
+
+  # Every message of the traffic is valid JSON: both sides must decode
+  # them all, or one of them is not doing the work.
+  defp check!(name, tallies) do
+    case Enum.uniq(Keyword.values(tallies)) do
+      [{_ok, 0}] -> :ok
+      _ -> raise "#{name}: the sides disagree or failed: #{inspect(tallies)}"
+    end
+  end
+
+  def measure({name, goal, _jason, make_chunks}, n, source) do
+    T.seed(n)
+    chunks = make_chunks.(source)
+
+    best =
+      Enum.reduce(1..@rounds, %{}, fn _, best ->
+        results = for {side, ingest} <- sides(), do: {side, run(ingest, chunks)}
+        check!(name, for({side, {_, tally}} <- results, do: {side, tally}))
+
+        Enum.reduce(results, best, fn {side, {micros, {ok, _}}}, best ->
+          Map.update(best, side, {micros, ok}, fn {m, ok} -> {min(m, micros), ok} end)
+        end)
+      end)
+
+    {nif, count} = best.mcp_framer
+    {elixir, _} = best.baseline
+    bytes = Enum.reduce(chunks, 0, &(byte_size(&1) + &2))
+    %{name: name, bytes: bytes, messages: count, nif: nif, elixir: elixir, goal: goal}
+  end
+
+  # A mixed trace file through `cat` and a real stream-mode Port, framed
+  # and decoded by each side as the Port delivers it.
+  def port_trace({pool, noise}) do
+    T.seed(199)
+    path = Path.join(System.tmp_dir!(), "mcp_framer_bench_decode_trace.jsonl")
+    File.write!(path, D.stream(64 * @mib, &D.mixed(pool, noise, &1)))
+    cat = System.find_executable("cat")
+
+    best =
+      Enum.reduce(1..@port_rounds, %{}, fn _, best ->
+        results =
+          for {side, ingest} <- sides() do
+            task = Task.async(fn -> :timer.tc(fn -> port_ingest(cat, path, ingest) end) end)
+            {side, Task.await(task, :infinity)}
+          end
+
+        check!("Port", for({side, {_, tally}} <- results, do: {side, tally}))
+
+        Enum.reduce(results, best, fn {side, {micros, {ok, _}}}, best ->
+          Map.update(best, side, {micros, ok}, fn {m, ok} -> {min(m, micros), ok} end)
+        end)
+      end)
+
+    size = File.stat!(path).size
+    File.rm!(path)
+    {size, best}
+  end
+
+  defp port_ingest(cat, path, {new, feed}) do
+    port = Port.open({:spawn_executable, cat}, [:binary, :stream, :exit_status, args: [path]])
+    receive_all(port, feed, new.(), {0, 0})
+  end
+
+  defp receive_all(port, feed, framer, tally) do
+    receive do
+      {^port, {:data, chunk}} ->
+        {items, framer} = feed.(framer, chunk)
+        receive_all(port, feed, framer, tally(items, tally))
+
+      {^port, {:exit_status, 0}} ->
+        tally
+    end
+  end
+
+  # BENCH_ONLY="decode" runs every decoding row, "decode port" the Port.
+  def main(only) do
+    rows =
+      for {{name, _, _, _} = row, n} <- Enum.with_index(rows(), 101),
+          "decode #{name}" =~ only,
+          do: {n, row}
+
+    port? = only == "" or "decode port" =~ only
+
+    if rows != [] or port? do
+      T.seed(100)
+      source = {D.pool(), D.noise()}
+      if rows != [], do: print_rows(rows, source)
+      if port?, do: print_port(port_trace(source))
+    end
+  end
+
+  defp print_rows(rows, source) do
+    IO.puts(
+      "\nDecoding: McpFramer.new(decode: :json) against the pure-Elixir framer followed by " <>
+        ":jiffy.decode(m, [:return_maps]), best of #{@rounds} interleaved runs; " <>
+        "ratio = framer + jiffy time / McpFramer time\n"
+    )
+
+    IO.puts(
+      "| traffic | McpFramer MB/s | McpFramer msgs/s | framer + jiffy MB/s | ratio | goal |"
+    )
+
+    IO.puts("|---|---:|---:|---:|---:|---:|")
+
+    results =
+      for {n, row} <- rows do
+        r = measure(row, n, source)
+        ratio = r.elixir / r.nif
+        mark = if Bench.met?(ratio, r.goal), do: "", else: " (below goal)"
+
+        IO.puts(
+          "| #{r.name} | #{round(Bench.mb_per_s(r.bytes, r.nif))} | " <>
+            "#{round(r.messages * 1_000_000 / r.nif)} | #{round(Bench.mb_per_s(r.bytes, r.elixir))} | " <>
+            "#{Bench.ratio(ratio)}#{mark} | #{Bench.goal(r.goal)} |"
+        )
+
+        r
+      end
+
+    below = Enum.count(results, &(not Bench.met?(&1.elixir / &1.nif, &1.goal)))
+
+    IO.puts(
+      "\n#{length(results) - below} of #{length(results)} decoding rows at or above their goal"
+    )
+
+    IO.puts("\nThe same rows against the pure-Elixir framer followed by Jason.decode!/1:\n")
+    IO.puts("| traffic | ratio | goal |")
+    IO.puts("|---|---|---:|")
+
+    for {_, {name, _, jason, _}} <- rows do
+      IO.puts(
+        "| #{name} | not measured: Jason unavailable (hex.pm unreachable) | #{Bench.goal(jason)} |"
+      )
+    end
+  end
+
+  defp print_port({size, best}) do
+    {baseline, _} = best.baseline
+
+    IO.puts(
+      "\nA #{div(size, @mib)} MiB mixed trace through `cat` and a stream-mode Port, framed and " <>
+        "decoded, best of #{@port_rounds}; ratio = framer + jiffy time / this time\n"
+    )
+
+    IO.puts("| framed and decoded by | MB/s | messages | ratio |")
+    IO.puts("|---|---:|---:|---:|")
+
+    for {side, label} <- [baseline: "pure framer + jiffy", mcp_framer: "McpFramer, decode: :json"] do
+      {micros, count} = best[side]
+
+      IO.puts(
+        "| #{label} | #{round(Bench.mb_per_s(size, micros))} | #{count} | " <>
+          "#{Bench.ratio(baseline / micros)} |"
       )
     end
   end
