@@ -341,7 +341,7 @@ end
 defmodule Bench.Decoding do
   # The decoding rows: McpFramer.new(decode: :json) against the pure-Elixir
   # framer followed by :jiffy.decode(message, [:return_maps]) on every
-  # message; jiffy, a C NIF, is the fastest JSON decoder on the BEAM.
+  # message; jiffy is a C NIF, the usual fast choice on the BEAM.
   # jiffy's terms are not quite Jason's, which McpFramer's are: null is the
   # atom :null, not nil, and duplicate keys and invalid input may be taken
   # differently. The traffic is valid JSON and only time is compared, so
