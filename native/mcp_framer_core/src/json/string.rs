@@ -8,19 +8,20 @@ impl<'de> Cursor<'de> {
     pub(super) fn string(&mut self) -> Result<Text<'de, '_>, Syntax> {
         let input = self.input;
         let start = self.position;
-        let stop = find_special(input, start);
+        let Run { stop, ascii } = find_special(input, start);
         if input.get(stop) == Some(&b'"') {
-            let text = utf8(input, start, stop)?;
+            let text = utf8(input, start, stop, ascii)?;
             self.position = stop + 1;
             return Ok(Text::Input(text));
         }
         self.scratch.clear();
         let mut run = start;
         let mut stop = stop;
+        let mut ascii = ascii;
         // Each turn: the unescaped run `run..stop`, then the byte at `stop`.
         loop {
             // Runs end at ASCII bytes, so no character is split between two.
-            self.scratch.push_str(utf8(input, run, stop)?);
+            self.scratch.push_str(utf8(input, run, stop, ascii)?);
             match input.get(stop) {
                 Some(b'"') => {
                     self.position = stop + 1;
@@ -31,7 +32,7 @@ impl<'de> Cursor<'de> {
                 Some(_) => return Err(Error::at(run, input)),
                 None => return Err(Error::at(stop, input)),
             }
-            stop = find_special(input, run);
+            Run { stop, ascii } = find_special(input, run);
         }
     }
 
@@ -100,10 +101,16 @@ impl<'de> Cursor<'de> {
 }
 
 /// `input[start..end]` as text; invalid UTF-8 is reported at its first bad
-/// byte, as Jason does.
+/// byte, as Jason does. Bytes the scan found to be ASCII are not checked again.
 #[inline]
-fn utf8(input: &[u8], start: usize, end: usize) -> Result<&str, Syntax> {
+fn utf8(input: &[u8], start: usize, end: usize, ascii: bool) -> Result<&str, Syntax> {
     let bytes = input.get(start..end).unwrap_or_default();
+    if ascii {
+        debug_assert!(bytes.is_ascii());
+        // SAFETY: `find_special` saw no byte of 0x80 or above in the run,
+        // and ASCII is UTF-8.
+        return Ok(unsafe { std::str::from_utf8_unchecked(bytes) });
+    }
     std::str::from_utf8(bytes).map_err(|e| Error::at(start + e.valid_up_to(), input))
 }
 
@@ -125,26 +132,84 @@ fn hex4(digits: &[u8]) -> Option<u32> {
 const ONES: u64 = u64::from_le_bytes([1; 8]);
 const HIGHS: u64 = ONES << 7;
 
+/// Where the fast scan of a string stopped, and whether every byte before
+/// that was ASCII.
+struct Run {
+    stop: usize,
+    ascii: bool,
+}
+
 /// The first position from `from` holding `"`, `\` or a byte below 0x20:
 /// where the fast scan of a string must stop. `input.len()` if none.
 #[inline]
-fn find_special(input: &[u8], from: usize) -> usize {
+fn find_special(input: &[u8], from: usize) -> Run {
     let mut at = from;
+    let mut high = false;
+    // Sixteen bytes per step where SSE2 is sure to be there.
+    #[cfg(target_arch = "x86_64")]
+    while let Some(lane) = input.get(at..).and_then(|rest| rest.first_chunk::<16>()) {
+        let (special, non_ascii) = lane_special(lane);
+        if special != 0 {
+            let before = special & special.wrapping_neg();
+            return Run {
+                stop: at + special.trailing_zeros() as usize,
+                ascii: !high && non_ascii & (before - 1) == 0,
+            };
+        }
+        high |= non_ascii != 0;
+        at += 16;
+    }
     // Eight bytes per step, tested all at once (SWAR).
     while let Some(word) = input.get(at..).and_then(|rest| rest.first_chunk::<8>()) {
-        let mask = special_bytes(u64::from_le_bytes(*word));
+        let word = u64::from_le_bytes(*word);
+        let mask = special_bytes(word);
         if mask != 0 {
-            return at + (mask.trailing_zeros() / 8) as usize;
+            let before = (mask & mask.wrapping_neg()) - 1;
+            return Run {
+                stop: at + (mask.trailing_zeros() / 8) as usize,
+                ascii: !high && word & HIGHS & before == 0,
+            };
         }
+        high |= word & HIGHS != 0;
         at += 8;
     }
     while let Some(&byte) = input.get(at) {
         if byte == b'"' || byte == b'\\' || byte < 0x20 {
-            return at;
+            break;
         }
+        high |= byte >= 0x80;
         at += 1;
     }
-    at
+    Run {
+        stop: at,
+        ascii: !high,
+    }
+}
+
+/// Bit `i` of the first mask is set if `lane[i]` is special, of the second
+/// if it is 0x80 or above.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn lane_special(lane: &[u8; 16]) -> (u32, u32) {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8,
+    };
+    // SAFETY: SSE2 is part of every x86_64 CPU; the load reads the 16 bytes
+    // of `lane`, unaligned.
+    unsafe {
+        let bytes = _mm_loadu_si128(lane.as_ptr().cast::<__m128i>());
+        let quote = _mm_cmpeq_epi8(bytes, _mm_set1_epi8(b'"' as i8));
+        let backslash = _mm_cmpeq_epi8(bytes, _mm_set1_epi8(b'\\' as i8));
+        // Unsigned: a byte is below 0x20 when its maximum with 0x1F is 0x1F.
+        let limit = _mm_set1_epi8(0x1F);
+        let control = _mm_cmpeq_epi8(_mm_max_epu8(bytes, limit), limit);
+        let special = _mm_or_si128(_mm_or_si128(quote, backslash), control);
+        (
+            _mm_movemask_epi8(special) as u32,
+            _mm_movemask_epi8(bytes) as u32,
+        )
+    }
 }
 
 /// A mask whose lowest set bit is the high bit of the first special byte in
