@@ -534,3 +534,12 @@ fn a_reused_parser_keeps_bounded_scratch_and_decodes_the_same() {
         );
     }
 }
+
+#[test]
+fn invalid_utf8_is_reported_before_a_later_error_in_the_same_string() {
+    assert_eq!(error_at(b"\"a\\n\xff\""), 4);
+    assert_eq!(error_at(b"\"a\\n\xff\\q\""), 4);
+    assert_eq!(error_at(b"\"\\u00e9\xc3\x01\""), 7);
+    assert_eq!(error_at(b"\"\\ud83d\\ude00\xe2\x82"), 13);
+    assert_eq!(error_at(b"\"\\n\xc3\xa9\\q\""), 6);
+}

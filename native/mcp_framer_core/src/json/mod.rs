@@ -185,7 +185,7 @@ pub fn parse<'de, B: Builder<'de>>(
 #[derive(Default)]
 pub struct Parser {
     /// Where strings with escapes are decoded.
-    scratch: String,
+    scratch: Vec<u8>,
     /// The containers still open, innermost last.
     open: Vec<Open>,
 }
@@ -350,7 +350,7 @@ struct Cursor<'de> {
     input: &'de [u8],
     position: usize,
     /// Where strings with escapes are decoded, reused across strings.
-    scratch: String,
+    scratch: Vec<u8>,
 }
 
 impl<'de> Cursor<'de> {

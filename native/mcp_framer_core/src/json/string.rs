@@ -17,22 +17,45 @@ impl<'de> Cursor<'de> {
         self.scratch.clear();
         let mut run = start;
         let mut stop = stop;
-        let mut ascii = ascii;
+        let mut all_ascii = ascii;
         // Each turn: the unescaped run `run..stop`, then the byte at `stop`.
+        // The runs are checked for UTF-8 once, all together, at the end:
+        // they end at ASCII bytes and escapes decode to whole characters, so
+        // the text is valid exactly when every run is.
         loop {
-            // Runs end at ASCII bytes, so no character is split between two.
-            self.scratch.push_str(utf8(input, run, stop, ascii)?);
-            match input.get(stop) {
-                Some(b'"') => {
-                    self.position = stop + 1;
-                    return Ok(Text::Unescaped(&self.scratch));
-                }
-                Some(b'\\') => run = self.escape(stop)?,
+            let unescaped = input.get(run..stop).unwrap_or_default();
+            self.scratch.extend_from_slice(unescaped);
+            let failed = match input.get(stop) {
+                Some(b'"') => break,
+                Some(b'\\') => match self.escape(stop) {
+                    Ok(next) => {
+                        run = next;
+                        None
+                    }
+                    Err(error) => Some(error),
+                },
                 // A control byte: Jason reports where the run began.
-                Some(_) => return Err(Error::at(run, input)),
-                None => return Err(Error::at(stop, input)),
+                Some(_) => Some(Error::at(run, input)),
+                None => Some(Error::at(stop, input)),
+            };
+            if let Some(error) = failed {
+                // An earlier byte that is not UTF-8 is reported first.
+                return Err(bad_utf8(input, start, stop).unwrap_or(error));
             }
-            Run { stop, ascii } = find_special(input, run);
+            let next = find_special(input, run);
+            stop = next.stop;
+            all_ascii &= next.ascii;
+        }
+        self.position = stop + 1;
+        if all_ascii {
+            // SAFETY: every run was ASCII, and escapes decode to UTF-8.
+            return Ok(Text::Unescaped(unsafe {
+                std::str::from_utf8_unchecked(&self.scratch)
+            }));
+        }
+        match std::str::from_utf8(&self.scratch) {
+            Ok(text) => Ok(Text::Unescaped(text)),
+            Err(_) => Err(bad_utf8(input, start, stop).unwrap_or(Error::at(stop, input))),
         }
     }
 
@@ -53,7 +76,7 @@ impl<'de> Cursor<'de> {
             // Jason reports a string cut off after `\` at the `\`.
             None => return Err(Error::at(at, self.input)),
         };
-        self.scratch.push(decoded);
+        self.scratch.push(decoded as u8);
         Ok(at + 2)
     }
 
@@ -95,9 +118,32 @@ impl<'de> Cursor<'de> {
 
     fn push_scalar(&mut self, scalar: u32, at: usize, length: usize) -> Result<(), Syntax> {
         let decoded = char::from_u32(scalar).ok_or(Error::token(at, length))?;
-        self.scratch.push(decoded);
+        let mut utf8 = [0; 4];
+        self.scratch
+            .extend_from_slice(decoded.encode_utf8(&mut utf8).as_bytes());
         Ok(())
     }
+}
+
+/// The first byte that is not UTF-8 in the unescaped runs of the string
+/// text `input[start..end]`, whose escapes are known to be well formed.
+#[cold]
+fn bad_utf8(input: &[u8], start: usize, end: usize) -> Option<Syntax> {
+    let mut run = start;
+    while run < end {
+        let stop = find_special(input, run).stop.min(end);
+        if let Err(error) = utf8(input, run, stop, false) {
+            return Some(error);
+        }
+        // Skip the escape: `\uXXXX`, or `\` and one letter.
+        let escape = if input.get(stop + 1) == Some(&b'u') {
+            6
+        } else {
+            2
+        };
+        run = stop + escape;
+    }
+    None
 }
 
 /// `input[start..end]` as text; invalid UTF-8 is reported at its first bad
