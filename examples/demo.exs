@@ -1,11 +1,13 @@
-# Frames the stdout of an MCP stdio server with McpFramer.
+# Frames and decodes the stdout of an MCP stdio server with McpFramer.
 #
 #     mix run examples/demo.exs                     # the bundled example server
 #     mix run examples/demo.exs npx -y @modelcontextprotocol/server-everything
 #
 # It starts the server through a Port in :stream mode (chunks arrive split at
 # arbitrary points), sends initialize, tools/list and a tools/call of "echo"
-# with a 2 MiB message, and prints one line per framed message and a summary.
+# with a 2 MiB message. The framer decodes each message (decode: :json); the
+# demo prints one line per message, its id or method read from the decoded
+# term, and a summary.
 
 defmodule Demo do
   @cap 2_621_440
@@ -24,14 +26,22 @@ defmodule Demo do
     for request <- requests(), do: Port.command(port, request <> "\n")
 
     stats = %{messages: 0, chunks: 0, discards: 0, bytes: 0, native_us: 0}
-    stats = receive_until_answered(port, McpFramer.new(max_message_bytes: @cap), [1, 2, 3], stats)
+
+    stats =
+      receive_until_answered(
+        port,
+        McpFramer.new(max_message_bytes: @cap, decode: :json),
+        [1, 2, 3],
+        stats
+      )
+
     Port.close(port)
 
     mb_per_s = stats.bytes / max(stats.native_us, 1)
 
     IO.puts(
       "\nmessages: #{stats.messages}, chunks: #{stats.chunks}, discards: #{stats.discards}, " <>
-        "bytes: #{stats.bytes}, framing: #{Float.round(mb_per_s, 1)} MB/s"
+        "bytes: #{stats.bytes}, framing and decoding: #{Float.round(mb_per_s, 1)} MB/s"
     )
   end
 
@@ -83,32 +93,35 @@ defmodule Demo do
     end
   end
 
-  # Prints the message's size and JSON-RPC id; returns the id.
-  defp report(message) do
-    id = jsonrpc_id(message)
-    kind = if id, do: "id #{id}", else: "notification"
-
-    IO.puts(
-      "message #{String.pad_leading(Integer.to_string(byte_size(message)), 9)} bytes  #{kind}"
-    )
-
+  # Prints what the decoded message is; returns its id, if it has one.
+  defp report({:ok, %{"id" => id} = message}) do
+    IO.puts("response      id #{inspect(id)}  #{summary(message)}")
     id
   end
 
-  # Most servers put "id" near one end of the object; a JSON parser is out of
-  # scope for a demo without dependencies.
-  defp jsonrpc_id(message) do
-    edges =
-      [binary_part(message, 0, min(120, byte_size(message)))] ++
-        [binary_part(message, max(byte_size(message) - 120, 0), min(120, byte_size(message)))]
-
-    Enum.find_value(edges, fn edge ->
-      case Regex.run(~r/"id"\s*:\s*(\d+)/, edge, capture: :all_but_first) do
-        [id] -> String.to_integer(id)
-        nil -> nil
-      end
-    end)
+  defp report({:ok, %{"method" => method}}) do
+    IO.puts("notification  #{method}")
+    nil
   end
+
+  defp report({:ok, other}) do
+    IO.puts("not JSON-RPC  #{inspect(other, limit: 3)}")
+    nil
+  end
+
+  defp report({:error, %McpFramer.DecodeError{} = error}) do
+    IO.puts("not JSON      #{Exception.message(error)}")
+    nil
+  end
+
+  defp summary(%{"result" => %{"tools" => tools}}), do: "#{length(tools)} tools"
+
+  defp summary(%{"result" => %{"content" => [%{"text" => text} | _]}}),
+    do: "text of #{byte_size(text)} bytes"
+
+  defp summary(%{"result" => %{"serverInfo" => %{"name" => name}}}), do: "server #{name}"
+  defp summary(%{"error" => %{"message" => message}}), do: "error: #{message}"
+  defp summary(_message), do: ""
 end
 
 Demo.main(System.argv())
