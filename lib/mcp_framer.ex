@@ -76,6 +76,27 @@ defmodule McpFramer do
       collection. If the BEAM cannot allocate, the message is discarded
       like an oversized one.
 
+  ## Decoding
+
+  With `decode: :json`, each message is decoded as it is framed, and comes
+  back as what `Jason.decode/1` returns for it: `{:ok, term}`, or
+  `{:error, %McpFramer.DecodeError{}}` whose `data` is the line. A line
+  that is not JSON costs only itself. Everything else is unchanged: the
+  same tuples, the cap, `buffered_bytes/1` and `stream/2`. The decoding
+  rules are listed in `McpFramer.JSON`.
+
+      iex> framer = McpFramer.new(decode: :json)
+      iex> {:ok, items, _framer} = McpFramer.feed(framer, "{\\"id\\":1}\\nnope\\n")
+      iex> items
+      [ok: %{"id" => 1}, error: %McpFramer.DecodeError{position: 0, token: nil, data: "nope"}]
+
+  A decoded string of 64 bytes or more is a sub-binary of the chunk the
+  message lay in, or of the message's own binary when it spanned chunks.
+  Pass `strings: :copy` to make every string a binary of its own, for terms
+  kept for long. A normal-scheduler call decodes for at most about 0.3 ms
+  before it pauses, and a message over 1 MiB, or one that would take a call
+  past about 0.7 ms, is decoded on a dirty CPU scheduler.
+
   ## Schedulers
 
   No call holds a normal scheduler for long, whatever the chunk: large
