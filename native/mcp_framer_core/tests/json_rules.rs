@@ -236,9 +236,9 @@ fn invalid_utf8_is_an_error_at_the_first_bad_byte() {
 
 #[test]
 fn an_unescaped_control_byte_in_a_string_is_an_error() {
-    // Jason reports the start of the unescaped run holding the byte.
-    assert_eq!(error_at(b"\"abc\x01\""), 1);
-    assert_eq!(error_at(b"[\"a\\nb\nc\"]"), 5);
+    // Jason reports the byte itself.
+    assert_eq!(error_at(b"\"abc\x01\""), 4);
+    assert_eq!(error_at(b"[\"a\\nb\nc\"]"), 6);
     assert_eq!(error_at(b"\"\t\""), 1);
 }
 

@@ -104,9 +104,8 @@ pub enum ErrorKind<E> {
     /// The input ended inside a value (or was empty).
     UnexpectedEnd,
     /// The byte at `position` cannot be there. As in Jason, a bad literal
-    /// (`tru`, `nul x`) is reported at its first byte, an unescaped control
-    /// byte at the start of the run of unescaped text holding it, and a
-    /// string ending in a lone `\` or a short `\u` escape at that `\`.
+    /// (`tru`, `nul x`) is reported at its first byte, and a string ending
+    /// in a lone `\` or a short `\u` escape at that `\`.
     UnexpectedByte,
     /// The `length` bytes from `position` are a well-formed token that has
     /// no value: a float that overflows, or a `\u` escape that is not hex or

@@ -34,8 +34,8 @@ impl<'de> Cursor<'de> {
                     }
                     Err(error) => Some(error),
                 },
-                // A control byte: Jason reports where the run began.
-                Some(_) => Some(Error::at(run, input)),
+                // A control byte.
+                Some(_) => Some(Error::at(stop, input)),
                 None => Some(Error::at(stop, input)),
             };
             if let Some(error) = failed {
