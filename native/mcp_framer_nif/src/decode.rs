@@ -11,6 +11,7 @@ use rustler::sys::{
     enif_make_new_map, ErlNifTerm,
 };
 use rustler::{Binary, Encoder, Env, Term};
+use std::marker::PhantomData;
 use std::mem::MaybeUninit;
 use std::time::{Duration, Instant};
 
@@ -94,6 +95,49 @@ impl Budget {
     }
 }
 
+/// Short object keys already made in one NIF call, to be made once: MCP
+/// messages repeat a few keys ("jsonrpc", "type", "properties") thousands
+/// of times. A term is valid only in the environment it was made in, so
+/// the cache borrows that environment's lifetime and lasts one call.
+pub struct Keys<'a> {
+    slots: [KeySlot; KEY_SLOTS],
+    env: PhantomData<Env<'a>>,
+}
+
+const KEY_SLOTS: usize = 64;
+const KEY_MAX: usize = 22;
+
+#[derive(Clone, Copy)]
+struct KeySlot {
+    len: u8,
+    bytes: [u8; KEY_MAX],
+    term: Option<ErlNifTerm>,
+}
+
+impl<'a> Keys<'a> {
+    pub fn new(_env: Env<'a>) -> Keys<'a> {
+        let empty = KeySlot {
+            len: 0,
+            bytes: [0; KEY_MAX],
+            term: None,
+        };
+        Keys {
+            slots: [empty; KEY_SLOTS],
+            env: PhantomData,
+        }
+    }
+
+    #[inline]
+    fn slot(&mut self, key: &[u8]) -> Option<&mut KeySlot> {
+        let (&first, &last) = (key.first()?, key.last()?);
+        if key.len() > KEY_MAX {
+            return None;
+        }
+        let hash = key.len() * 7 + usize::from(first) * 3 + usize::from(last) * 5;
+        Some(&mut self.slots[hash % KEY_SLOTS])
+    }
+}
+
 /// A decoder's buffers, reused from one document to the next.
 #[derive(Default)]
 pub struct Decoder {
@@ -116,6 +160,7 @@ impl Decoder {
         document: Binary<'a>,
         copy_strings: bool,
         budget: Option<&mut Budget>,
+        keys: &mut Keys<'a>,
     ) -> Result<Term<'a>, Stop> {
         let input = document.as_slice();
         let mut builder = TermBuilder {
@@ -123,6 +168,7 @@ impl Decoder {
             document,
             copy_strings,
             budget,
+            known_keys: keys,
             stack: &mut self.stack,
             keys: &mut self.keys,
             values: &mut self.values,
@@ -222,6 +268,7 @@ struct TermBuilder<'a, 'd> {
     /// Every string is a copy, so no decoded term keeps the document alive.
     copy_strings: bool,
     budget: Option<&'d mut Budget>,
+    known_keys: &'d mut Keys<'a>,
     stack: &'d mut Vec<ErlNifTerm>,
     keys: &'d mut Vec<ErlNifTerm>,
     values: &'d mut Vec<ErlNifTerm>,
@@ -325,7 +372,20 @@ impl<'a> Builder<'a> for TermBuilder<'a, '_> {
     }
 
     fn key(&mut self, text: Text<'a, '_>) -> Result<(), Stop> {
-        self.string(text)
+        let key = text.as_str().as_bytes();
+        let Some(slot) = self.known_keys.slot(key) else {
+            return self.string(text);
+        };
+        if let Some(term) = slot.term {
+            if usize::from(slot.len) == key.len() && slot.bytes[..key.len()] == *key {
+                return self.push(term, 1);
+            }
+        }
+        let term = copy(self.env, key)?;
+        slot.len = key.len() as u8;
+        slot.bytes[..key.len()].copy_from_slice(key);
+        slot.term = Some(term);
+        self.push(term, 1)
     }
 
     fn begin_object(&mut self) -> Result<(), Stop> {

@@ -4,7 +4,7 @@ mod decode;
 mod error;
 mod held;
 
-use decode::{Budget, Decoder, Stop};
+use decode::{Budget, Decoder, Keys, Stop};
 use error::FramerError;
 use held::HeldBytes;
 use mcp_framer_core::{Framer, Message, Reply};
@@ -307,6 +307,7 @@ fn feed_chunk<'a>(
         None => max_messages,
     };
     let mut left_dirty = false;
+    let mut keys = Keys::new(env);
 
     messages.clear();
     let fed = core.feed_offering(chunk.as_slice(), |message| {
@@ -343,7 +344,9 @@ fn feed_chunk<'a>(
             }) => {
                 let decoded = match &mut budget {
                     Some(_) if binary.len() > DECODE_NORMAL_MAX => Err(Stop::Dirty),
-                    budget => decoder.decode(env, binary, *copy_strings, budget.as_mut()),
+                    budget => {
+                        decoder.decode(env, binary, *copy_strings, budget.as_mut(), &mut keys)
+                    }
                 };
                 match decoded {
                     Ok(item) => item,
@@ -414,7 +417,10 @@ fn decode<'a>(env: Env<'a>, document: Binary<'a>, copy_strings: bool) -> NifResu
     let decoded = if document.len() > DECODE_NORMAL_MAX {
         Err(Stop::Dirty)
     } else {
-        with_decoder(|decoder| decoder.decode(env, document, copy_strings, Some(&mut budget)))
+        let mut keys = Keys::new(env);
+        with_decoder(|decoder| {
+            decoder.decode(env, document, copy_strings, Some(&mut budget), &mut keys)
+        })
     };
     cost.report(env);
     match decoded {
@@ -427,7 +433,8 @@ fn decode<'a>(env: Env<'a>, document: Binary<'a>, copy_strings: bool) -> NifResu
 /// Decodes a whole JSON document of any size.
 #[rustler::nif(schedule = "DirtyCpu")]
 fn decode_dirty<'a>(env: Env<'a>, document: Binary<'a>, copy_strings: bool) -> NifResult<Term<'a>> {
-    with_decoder(|decoder| decoder.decode(env, document, copy_strings, None))
+    let mut keys = Keys::new(env);
+    with_decoder(|decoder| decoder.decode(env, document, copy_strings, None, &mut keys))
         .map_err(|_| FramerError::OutOfMemory.into())
 }
 
