@@ -5,8 +5,9 @@
 //! `json_rules.rs`), and the generators avoid the difference:
 //! * Repeated keys: serde_json keeps the last occurrence, Jason the first.
 //!   Generated objects have distinct keys.
-//! * `-0`: serde_json makes the float -0.0, Jason the integer 0. Generated
-//!   integers never render as `-0`.
+//! * `-0`: serde_json makes the float -0.0, Jason the integer 0; and `-0e5`
+//!   is -0.0 to serde_json, 0.0 to Jason. Generated integers never render
+//!   as `-0`, and -0.0 renders only as `-0.0`.
 //! * Integers beyond `u64`: serde_json (without `arbitrary_precision`)
 //!   makes them floats, and fails past f64's range; Jason keeps them exact.
 //!   Generated integers fit `i64` or `u64`.
@@ -130,7 +131,7 @@ fn render(json: &Json, choices: &mut Choices, out: &mut String) {
         Json::Int(i) => out.push_str(&i.to_string()),
         Json::Unsigned(u) => out.push_str(&u.to_string()),
         // Both forms are the shortest text that reads back as `f`.
-        Json::Float(f) if choices.below(2) == 0 => out.push_str(&format!("{f:?}")),
+        Json::Float(f) if choices.below(2) == 0 || *f == 0.0 => out.push_str(&format!("{f:?}")),
         Json::Float(f) => out.push_str(&format!("{f:e}")),
         Json::Str(s) => render_string(s, choices, out),
         Json::Arr(items) => {

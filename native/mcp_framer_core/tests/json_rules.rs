@@ -543,3 +543,11 @@ fn invalid_utf8_is_reported_before_a_later_error_in_the_same_string() {
     assert_eq!(error_at(b"\"\\ud83d\\ude00\xe2\x82"), 13);
     assert_eq!(error_at(b"\"\\n\xc3\xa9\\q\""), 6);
 }
+
+#[test]
+fn minus_zero_with_an_exponent_but_no_fraction_is_positive_zero() {
+    for input in ["-0e2", "-0E4", "-0E+48", "-0e-3"] {
+        assert_eq!(float(input).to_bits(), 0.0f64.to_bits(), "{input}");
+    }
+    assert_eq!(float("-0.0e5").to_bits(), (-0.0f64).to_bits());
+}

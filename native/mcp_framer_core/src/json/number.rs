@@ -26,12 +26,12 @@ impl<'de> Cursor<'de> {
             _ => return Err(Error::at(self.position, self.input)),
         }
         let digits_end = self.position;
-        let mut float = false;
-        if self.peek() == Some(b'.') {
+        let fraction = self.peek() == Some(b'.');
+        if fraction {
             self.position += 1;
             self.expect_digits()?;
-            float = true;
         }
+        let mut float = fraction;
         if let Some(b'e' | b'E') = self.peek() {
             self.position += 1;
             if let Some(b'+' | b'-') = self.peek() {
@@ -48,6 +48,12 @@ impl<'de> Cursor<'de> {
             .get(start..end)
             .and_then(|bytes| std::str::from_utf8(bytes).ok())
             .ok_or(Error::token(start, end - start))?;
+        let digits = self.input.get(digits_start..digits_end).unwrap_or_default();
+        if float && !fraction && digits == b"0" {
+            // Jason reads a zero with an exponent and no fraction as "0.0e...",
+            // dropping its sign: `-0e5` is 0.0, while `-0.0e5` is -0.0.
+            return Ok(Number::Float(0.0));
+        }
         if float {
             // Rust's parse is correctly rounded, as is the strtod behind
             // Erlang's binary_to_float, which Jason fails on overflow only.
@@ -56,7 +62,6 @@ impl<'de> Cursor<'de> {
                 _ => Err(Error::token(start, end - start)),
             };
         }
-        let digits = self.input.get(digits_start..digits_end).unwrap_or_default();
         let negative = digits_start > start;
         Ok(match small_integer(digits, negative) {
             Some(value) => Number::Integer(value),
