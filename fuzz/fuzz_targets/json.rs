@@ -1,0 +1,169 @@
+//! Any bytes through the core JSON parser, checked against `serde_json`.
+//!
+//! serde_json parses the same bytes into the shapes Jason makes, through a
+//! visitor of our own that keeps a repeated key's first value, as Jason does.
+//! Both parsers must then accept the same inputs and give the same values,
+//! floats compared bit for bit. The remaining differences, the ones listed
+//! in `native/mcp_framer_core/tests/json_properties.rs`, are allowed and
+//! nothing else:
+//! * `-0`: serde_json makes the float -0.0, Jason the integer 0.
+//! * Integers outside `i64` and `u64`: serde_json makes them floats, and
+//!   fails with "number out of range" past f64's range; Jason keeps them
+//!   exact.
+//! * Nesting: serde_json gives up at 128 levels with "recursion limit
+//!   exceeded"; Jason has no limit. Past that, only our own checks apply.
+//!
+//! Whatever the outcome, the parser must not panic, and an error must lie
+//! inside the input.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use mcp_framer_core::json::{parse, ErrorKind, Value, ValueBuilder};
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use std::collections::BTreeMap;
+use std::fmt;
+
+fuzz_target!(|input: &[u8]| {
+    let ours = parse(input, &mut ValueBuilder::new());
+    let theirs = serde_json::from_slice::<Jason>(input).map(|jason| jason.0);
+    let shown = String::from_utf8_lossy(input);
+    match (&ours, &theirs) {
+        (Ok(ours), Ok(theirs)) => assert!(
+            agrees(ours, theirs),
+            "{shown:?}: ours {ours:?}, serde_json {theirs:?}"
+        ),
+        (Err(error), _) => {
+            assert!(error.position <= input.len(), "{shown:?}: {error:?}");
+            match error.kind {
+                ErrorKind::UnexpectedEnd => assert_eq!(error.position, input.len()),
+                ErrorKind::UnexpectedByte => assert!(error.position < input.len()),
+                ErrorKind::InvalidToken { length } => {
+                    assert!(length > 0 && error.position + length <= input.len())
+                }
+                ErrorKind::Builder(_) => panic!("{shown:?}: the builder was driven unbalanced"),
+            }
+            if let Ok(theirs) = &theirs {
+                panic!("{shown:?}: ours {error:?}, serde_json {theirs:?}");
+            }
+        }
+        (Ok(ours), Err(error)) => {
+            let message = error.to_string();
+            let explained = message.starts_with("recursion limit exceeded")
+                || (message.starts_with("number out of range") && has_integer_past_f64(ours));
+            assert!(explained, "{shown:?}: ours {ours:?}, serde_json {message}");
+        }
+    }
+});
+
+/// Whether our value and serde_json's are the same document, up to the
+/// number differences listed at the top.
+fn agrees(ours: &Value, theirs: &Value) -> bool {
+    match (ours, theirs) {
+        (Value::Float(a), Value::Float(b)) => a.to_bits() == b.to_bits(),
+        (Value::Integer(0), Value::Float(b)) => b.to_bits() == (-0.0f64).to_bits(),
+        (Value::BigInteger(digits), Value::Float(b)) => {
+            beyond_64_bits(digits) && digits.parse::<f64>().map(f64::to_bits) == Ok(b.to_bits())
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(a, b)| agrees(a, b))
+        }
+        (Value::Object(a), Value::Object(b)) => {
+            a.len() == b.len()
+                && a.iter()
+                    .zip(b)
+                    .all(|((ka, a), (kb, b))| ka == kb && agrees(a, b))
+        }
+        (ours, theirs) => ours == theirs,
+    }
+}
+
+/// Integer text that serde_json makes a float: no `i64`, and no `u64`
+/// unless negative.
+fn beyond_64_bits(digits: &str) -> bool {
+    let magnitude = digits.strip_prefix('-').unwrap_or(digits);
+    magnitude.bytes().all(|b| b.is_ascii_digit())
+        && !magnitude.starts_with('0')
+        && digits.parse::<i64>().is_err()
+        && (digits.starts_with('-') || digits.parse::<u64>().is_err())
+}
+
+/// Whether `value` holds an integer too large for any f64, which serde_json
+/// refuses and Jason keeps.
+fn has_integer_past_f64(value: &Value) -> bool {
+    let mut pending = vec![value];
+    while let Some(value) = pending.pop() {
+        match value {
+            Value::BigInteger(digits) if digits.parse::<f64>().is_ok_and(f64::is_infinite) => {
+                return true
+            }
+            Value::Array(items) => pending.extend(items),
+            Value::Object(pairs) => pending.extend(pairs.values()),
+            _ => {}
+        }
+    }
+    false
+}
+
+/// A document as Jason shapes it, built by serde_json.
+struct Jason(Value);
+
+impl<'de> Deserialize<'de> for Jason {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(JasonVisitor).map(Jason)
+    }
+}
+
+struct JasonVisitor;
+
+impl<'de> Visitor<'de> for JasonVisitor {
+    type Value = Value;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("any JSON value")
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_bool<E>(self, value: bool) -> Result<Value, E> {
+        Ok(Value::Bool(value))
+    }
+
+    fn visit_i64<E>(self, value: i64) -> Result<Value, E> {
+        Ok(Value::Integer(value))
+    }
+
+    fn visit_u64<E>(self, value: u64) -> Result<Value, E> {
+        Ok(match i64::try_from(value) {
+            Ok(value) => Value::Integer(value),
+            Err(_) => Value::BigInteger(value.to_string()),
+        })
+    }
+
+    fn visit_f64<E>(self, value: f64) -> Result<Value, E> {
+        Ok(Value::Float(value))
+    }
+
+    fn visit_str<E>(self, value: &str) -> Result<Value, E> {
+        Ok(Value::String(value.to_owned()))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut items: A) -> Result<Value, A::Error> {
+        let mut array = Vec::new();
+        while let Some(Jason(item)) = items.next_element()? {
+            array.push(item);
+        }
+        Ok(Value::Array(array))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut pairs: A) -> Result<Value, A::Error> {
+        let mut object = BTreeMap::new();
+        while let Some(key) = pairs.next_key::<String>()? {
+            let Jason(value) = pairs.next_value()?;
+            // First occurrence wins, as in Jason.
+            object.entry(key).or_insert(value);
+        }
+        Ok(Value::Object(object))
+    }
+}
