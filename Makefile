@@ -1,6 +1,7 @@
 # make test   installs Elixir when missing, then runs every test and gate
 # make demo   frames a real MCP stdio server: make demo SERVER="cmd args"
-# make fuzz   fuzzes the core for FUZZ_SECONDS (default 20; make test runs it)
+# make fuzz   fuzzes the framer and the JSON parser, FUZZ_SECONDS in all
+#             (default 20, half each; make test runs it)
 # make dialyzer  checks the specs of the compiled modules (make test runs it)
 SHELL := /bin/bash
 SERVER ?=
@@ -31,10 +32,13 @@ rust-tests:
 	cargo test --locked
 	cargo fmt --manifest-path fuzz/Cargo.toml --check
 
+# Each target gets half, rounded up: -max_total_time=0 would mean no limit.
+fuzz: FUZZ_EACH = $(shell echo $$(( ($(FUZZ_SECONDS) + 1) / 2 )))
 fuzz:
 	cd fuzz && RUSTFLAGS="$(FUZZ_RUSTFLAGS)" cargo build --locked --release --target $(HOST) --target-dir target
-	mkdir -p fuzz/corpus/feed fuzz/artifacts
-	fuzz/target/$(HOST)/release/feed -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -artifact_prefix=fuzz/artifacts/ fuzz/corpus/feed
+	mkdir -p fuzz/corpus/feed fuzz/corpus/json fuzz/artifacts
+	fuzz/target/$(HOST)/release/feed -max_total_time=$(FUZZ_EACH) -max_len=4096 -artifact_prefix=fuzz/artifacts/feed- fuzz/corpus/feed
+	fuzz/target/$(HOST)/release/json -max_total_time=$(FUZZ_EACH) -max_len=4096 -artifact_prefix=fuzz/artifacts/json- fuzz/corpus/json
 
 # The MCP reference server for the integration tests, pinned by its lock file.
 EVERYTHING := test/mcp_server/node_modules/.package-lock.json
