@@ -100,41 +100,65 @@ impl Budget {
 /// of times. A term is valid only in the environment it was made in, so
 /// the cache borrows that environment's lifetime and lasts one call.
 pub struct Keys<'a> {
-    slots: [KeySlot; KEY_SLOTS],
+    /// Bit `i` is set once `slots[i]` holds a key. Only the mask is
+    /// cleared for each call: a call on one small message must not pay for
+    /// writing the whole table.
+    filled: u64,
+    slots: [MaybeUninit<KeySlot>; KEY_SLOTS],
     env: PhantomData<Env<'a>>,
 }
 
 const KEY_SLOTS: usize = 64;
 const KEY_MAX: usize = 22;
 
-#[derive(Clone, Copy)]
 struct KeySlot {
     len: u8,
     bytes: [u8; KEY_MAX],
-    term: Option<ErlNifTerm>,
+    term: ErlNifTerm,
 }
 
 impl<'a> Keys<'a> {
     pub fn new(_env: Env<'a>) -> Keys<'a> {
-        let empty = KeySlot {
-            len: 0,
-            bytes: [0; KEY_MAX],
-            term: None,
-        };
         Keys {
-            slots: [empty; KEY_SLOTS],
+            filled: 0,
+            slots: [const { MaybeUninit::uninit() }; KEY_SLOTS],
             env: PhantomData,
         }
     }
 
+    /// The slot a key may be kept in; `None` for keys too long to keep.
     #[inline]
-    fn slot(&mut self, key: &[u8]) -> Option<&mut KeySlot> {
+    fn index(key: &[u8]) -> Option<usize> {
         let (&first, &last) = (key.first()?, key.last()?);
         if key.len() > KEY_MAX {
             return None;
         }
-        let hash = key.len() * 7 + usize::from(first) * 3 + usize::from(last) * 5;
-        Some(&mut self.slots[hash % KEY_SLOTS])
+        Some((key.len() * 7 + usize::from(first) * 3 + usize::from(last) * 5) % KEY_SLOTS)
+    }
+
+    #[inline]
+    fn get(&self, key: &[u8]) -> Option<ErlNifTerm> {
+        let index = Self::index(key)?;
+        if self.filled & (1 << index) == 0 {
+            return None;
+        }
+        // SAFETY: a slot's bit is set only after the slot was written.
+        let slot = unsafe { self.slots[index].assume_init_ref() };
+        (usize::from(slot.len) == key.len() && slot.bytes[..key.len()] == *key).then_some(slot.term)
+    }
+
+    fn put(&mut self, key: &[u8], term: ErlNifTerm) {
+        let Some(index) = Self::index(key) else {
+            return;
+        };
+        let mut bytes = [0; KEY_MAX];
+        bytes[..key.len()].copy_from_slice(key);
+        self.slots[index].write(KeySlot {
+            len: key.len() as u8,
+            bytes,
+            term,
+        });
+        self.filled |= 1 << index;
     }
 }
 
@@ -373,18 +397,17 @@ impl<'a> Builder<'a> for TermBuilder<'a, '_> {
 
     fn key(&mut self, text: Text<'a, '_>) -> Result<(), Stop> {
         let key = text.as_str().as_bytes();
-        let Some(slot) = self.known_keys.slot(key) else {
+        if key.len() >= SUB_BINARY_MIN {
             return self.string(text);
-        };
-        if let Some(term) = slot.term {
-            if usize::from(slot.len) == key.len() && slot.bytes[..key.len()] == *key {
-                return self.push(term, 1);
-            }
         }
-        let term = copy(self.env, key)?;
-        slot.len = key.len() as u8;
-        slot.bytes[..key.len()].copy_from_slice(key);
-        slot.term = Some(term);
+        let term = match self.known_keys.get(key) {
+            Some(term) => term,
+            None => {
+                let term = copy(self.env, key)?;
+                self.known_keys.put(key, term);
+                term
+            }
+        };
         self.push(term, 1)
     }
 
