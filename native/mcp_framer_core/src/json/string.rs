@@ -53,7 +53,7 @@ impl<'de> Cursor<'de> {
                 std::str::from_utf8_unchecked(&self.scratch)
             }));
         }
-        match std::str::from_utf8(&self.scratch) {
+        match simdutf8::basic::from_utf8(&self.scratch) {
             Ok(text) => Ok(Text::Unescaped(text)),
             Err(_) => Err(bad_utf8(input, start, stop).unwrap_or(Error::at(stop, input))),
         }
@@ -157,7 +157,11 @@ fn utf8(input: &[u8], start: usize, end: usize, ascii: bool) -> Result<&str, Syn
         // and ASCII is UTF-8.
         return Ok(unsafe { std::str::from_utf8_unchecked(bytes) });
     }
-    std::str::from_utf8(bytes).map_err(|e| Error::at(start + e.valid_up_to(), input))
+    match simdutf8::basic::from_utf8(bytes) {
+        Ok(text) => Ok(text),
+        // The slower check says where the first bad byte is.
+        Err(_) => std::str::from_utf8(bytes).map_err(|e| Error::at(start + e.valid_up_to(), input)),
+    }
 }
 
 fn hex_digit(byte: u8) -> Option<u32> {
