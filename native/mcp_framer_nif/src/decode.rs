@@ -98,14 +98,21 @@ impl Budget {
 /// Short object keys already made in one NIF call, to be made once: MCP
 /// messages repeat a few keys ("jsonrpc", "type", "properties") thousands
 /// of times. A term is valid only in the environment it was made in, so
-/// the cache borrows that environment's lifetime and lasts one call.
+/// which slots of the decoder's key table hold this call's keys is kept
+/// here, with that environment's lifetime; a new call starts with none.
 pub struct Keys<'a> {
-    /// Bit `i` is set once `slots[i]` holds a key. Only the mask is
-    /// cleared for each call: a call on one small message must not pay for
-    /// writing the whole table.
+    /// Bit `i` is set once slot `i` holds a key made in this call.
     filled: u64,
-    slots: [MaybeUninit<KeySlot>; KEY_SLOTS],
     env: PhantomData<Env<'a>>,
+}
+
+impl<'a> Keys<'a> {
+    pub fn new(_env: Env<'a>) -> Keys<'a> {
+        Keys {
+            filled: 0,
+            env: PhantomData,
+        }
+    }
 }
 
 const KEY_SLOTS: usize = 64;
@@ -117,15 +124,15 @@ struct KeySlot {
     term: ErlNifTerm,
 }
 
-impl<'a> Keys<'a> {
-    pub fn new(_env: Env<'a>) -> Keys<'a> {
-        Keys {
-            filled: 0,
-            slots: [const { MaybeUninit::uninit() }; KEY_SLOTS],
-            env: PhantomData,
-        }
-    }
+type KeyTable = [MaybeUninit<KeySlot>; KEY_SLOTS];
 
+/// The key table, seen through one call's `Keys`.
+struct KnownKeys<'d> {
+    table: &'d mut KeyTable,
+    filled: &'d mut u64,
+}
+
+impl KnownKeys<'_> {
     /// The slot a key may be kept in; `None` for keys too long to keep.
     #[inline]
     fn index(key: &[u8]) -> Option<usize> {
@@ -139,11 +146,12 @@ impl<'a> Keys<'a> {
     #[inline]
     fn get(&self, key: &[u8]) -> Option<ErlNifTerm> {
         let index = Self::index(key)?;
-        if self.filled & (1 << index) == 0 {
+        if *self.filled & (1 << index) == 0 {
             return None;
         }
-        // SAFETY: a slot's bit is set only after the slot was written.
-        let slot = unsafe { self.slots[index].assume_init_ref() };
+        // SAFETY: a slot's bit is set only after the slot was written, in
+        // this call.
+        let slot = unsafe { self.table[index].assume_init_ref() };
         (usize::from(slot.len) == key.len() && slot.bytes[..key.len()] == *key).then_some(slot.term)
     }
 
@@ -153,22 +161,34 @@ impl<'a> Keys<'a> {
         };
         let mut bytes = [0; KEY_MAX];
         bytes[..key.len()].copy_from_slice(key);
-        self.slots[index].write(KeySlot {
+        self.table[index].write(KeySlot {
             len: key.len() as u8,
             bytes,
             term,
         });
-        self.filled |= 1 << index;
+        *self.filled |= 1 << index;
     }
 }
 
 /// A decoder's buffers, reused from one document to the next.
-#[derive(Default)]
 pub struct Decoder {
     parser: Parser,
     stack: Vec<ErlNifTerm>,
     keys: Vec<ErlNifTerm>,
     values: Vec<ErlNifTerm>,
+    key_table: Box<KeyTable>,
+}
+
+impl Default for Decoder {
+    fn default() -> Decoder {
+        Decoder {
+            parser: Parser::default(),
+            stack: Vec::new(),
+            keys: Vec::new(),
+            values: Vec::new(),
+            key_table: Box::new([const { MaybeUninit::uninit() }; KEY_SLOTS]),
+        }
+    }
 }
 
 impl Decoder {
@@ -192,7 +212,10 @@ impl Decoder {
             document,
             copy_strings,
             budget,
-            known_keys: keys,
+            known_keys: KnownKeys {
+                table: &mut self.key_table,
+                filled: &mut keys.filled,
+            },
             stack: &mut self.stack,
             keys: &mut self.keys,
             values: &mut self.values,
@@ -292,7 +315,7 @@ struct TermBuilder<'a, 'd> {
     /// Every string is a copy, so no decoded term keeps the document alive.
     copy_strings: bool,
     budget: Option<&'d mut Budget>,
-    known_keys: &'d mut Keys<'a>,
+    known_keys: KnownKeys<'d>,
     stack: &'d mut Vec<ErlNifTerm>,
     keys: &'d mut Vec<ErlNifTerm>,
     values: &'d mut Vec<ErlNifTerm>,
