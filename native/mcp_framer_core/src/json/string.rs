@@ -191,7 +191,7 @@ struct Run {
 
 /// The first position from `from` holding `"`, `\` or a byte below 0x20:
 /// where the fast scan of a string must stop. `input.len()` if none.
-#[inline]
+#[inline(always)]
 fn find_special(input: &[u8], from: usize) -> Run {
     let mut at = from;
     let mut high = false;
