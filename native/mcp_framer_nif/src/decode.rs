@@ -44,6 +44,9 @@ pub enum Stop {
     Dirty,
     /// The BEAM could not allocate a binary.
     NoMemory,
+    /// The parser and the builder's stack disagree. Unreachable by design;
+    /// reported instead of panicking.
+    Broken,
 }
 
 /// The time a normal-scheduler call may spend decoding, from its start.
@@ -234,7 +237,10 @@ impl Decoder {
             Err(json::Error { position, kind }) => {
                 let token = match kind {
                     ErrorKind::InvalidToken { length } => {
-                        copy(env, &input[position..position + length])?
+                        match input.get(position..).and_then(|rest| rest.get(..length)) {
+                            Some(token) => copy(env, token)?,
+                            None => return Err(Stop::Broken),
+                        }
                     }
                     _ => atoms::nil().as_c_arg(),
                 };
@@ -354,7 +360,7 @@ impl<'a> TermBuilder<'a, '_> {
         count: usize,
         make: impl FnOnce(&mut Self, usize) -> Result<ErlNifTerm, Stop>,
     ) -> Result<(), Stop> {
-        let from = self.stack.len() - count;
+        let from = self.stack.len().checked_sub(count).ok_or(Stop::Broken)?;
         let term = make(self, from)?;
         self.stack.truncate(from);
         self.push(term, 1 + count as u32 / 16)
@@ -468,7 +474,7 @@ impl<'a> Builder<'a> for TermBuilder<'a, '_> {
     }
 
     fn finish(&mut self) -> Result<ErlNifTerm, Stop> {
-        self.stack.pop().ok_or(Stop::NoMemory)
+        self.stack.pop().ok_or(Stop::Broken)
     }
 }
 

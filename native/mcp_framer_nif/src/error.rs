@@ -24,6 +24,9 @@ pub enum FramerError {
     /// The held bytes disagree with the framer state. Unreachable by design;
     /// reported instead of panicking.
     HeldMismatch,
+    /// The JSON parser and the term builder disagree. Unreachable by
+    /// design; reported instead of panicking.
+    DecoderMismatch,
     /// Not raised: a feed stops with it, changing nothing in the framer,
     /// when it has copied its share of a large message.
     Unfinished,
@@ -46,6 +49,7 @@ impl FramerError {
             }
             FramerError::OutOfMemory => "McpFramer could not allocate a message buffer",
             FramerError::HeldMismatch => "McpFramer internal error: held bytes out of step",
+            FramerError::DecoderMismatch => "McpFramer internal error: JSON decoder out of step",
             FramerError::Unfinished => "McpFramer internal error: an unfinished copy escaped",
         }
     }

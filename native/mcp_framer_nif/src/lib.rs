@@ -355,6 +355,7 @@ fn feed_chunk<'a>(
                         (atoms::decode_dirty(), binary, *copy_strings).encode(env)
                     }
                     Err(Stop::NoMemory) => return Err(FramerError::OutOfMemory),
+                    Err(Stop::Broken) => return Err(FramerError::DecoderMismatch),
                 }
             }
         };
@@ -427,6 +428,7 @@ fn decode<'a>(env: Env<'a>, document: Binary<'a>, copy_strings: bool) -> NifResu
         Ok(item) => Ok(item),
         Err(Stop::Dirty) => Ok(atoms::continue_dirty().encode(env)),
         Err(Stop::NoMemory) => Err(FramerError::OutOfMemory.into()),
+        Err(Stop::Broken) => Err(FramerError::DecoderMismatch.into()),
     }
 }
 
@@ -434,8 +436,12 @@ fn decode<'a>(env: Env<'a>, document: Binary<'a>, copy_strings: bool) -> NifResu
 #[rustler::nif(schedule = "DirtyCpu")]
 fn decode_dirty<'a>(env: Env<'a>, document: Binary<'a>, copy_strings: bool) -> NifResult<Term<'a>> {
     let mut keys = Keys::new(env);
-    with_decoder(|decoder| decoder.decode(env, document, copy_strings, None, &mut keys))
-        .map_err(|_| FramerError::OutOfMemory.into())
+    with_decoder(|decoder| decoder.decode(env, document, copy_strings, None, &mut keys)).map_err(
+        |stop| match stop {
+            Stop::Broken => FramerError::DecoderMismatch.into(),
+            _ => FramerError::OutOfMemory.into(),
+        },
+    )
 }
 
 /// Runs `f` with this scheduler thread's decoder, whose buffers are reused
