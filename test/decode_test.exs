@@ -11,13 +11,6 @@ defmodule McpFramer.DecodeTest do
 
   defp decode_framer(opts), do: McpFramer.new([decode: :json] ++ opts)
 
-  defp feed_all(framer, chunks) do
-    Enum.flat_map_reduce(chunks, framer, fn chunk, framer ->
-      {:ok, items, framer} = McpFramer.feed(framer, chunk)
-      {items, framer}
-    end)
-  end
-
   describe "terms" do
     test "objects are maps with binary keys, arrays lists, literals atoms" do
       assert JSON.decode(~s({"a":[true,false,null],"b":{}})) ==
@@ -216,8 +209,7 @@ defmodule McpFramer.DecodeTest do
   defp decode_lines(lines), do: decode_lines_from([Enum.map_join(lines, "", &(&1 <> "\n"))])
 
   defp decode_lines_from(chunks, opts \\ []) do
-    {items, _framer} = feed_all(decode_framer(opts), chunks)
-    items
+    McpFramer.Frames.frame(decode_framer(opts), chunks)
   end
 
   defp cut(binary, size) when byte_size(binary) <= size, do: [binary]
