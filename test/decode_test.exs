@@ -198,6 +198,13 @@ defmodule McpFramer.DecodeTest do
       assert :binary.referenced_byte_size(copied) == byte_size(copied)
     end
 
+    test "with strings: :copy, the line in a decode error is a copy too" do
+      line = "[" <> String.duplicate("x", 100)
+      [{:error, error}, {:ok, 0}] = decode_lines_from([line <> "\n" <> @pad], strings: :copy)
+      assert error.data == line
+      assert :binary.referenced_byte_size(error.data) == byte_size(line)
+    end
+
     test "a string of a message that spanned chunks refers to the message alone" do
       message = ~s(["#{@long}"])
       {first, second} = String.split_at(message <> "\n", 10)

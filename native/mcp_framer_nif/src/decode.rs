@@ -244,7 +244,14 @@ impl Decoder {
                     }
                     _ => atoms::nil().as_c_arg(),
                 };
-                let error = decode_error(env, document, position, token)?;
+                // With copied strings, the line in the error is a copy too:
+                // no part of the result keeps the document's binary alive.
+                let data = if copy_strings {
+                    copy(env, input)?
+                } else {
+                    document.to_term(env).as_c_arg()
+                };
+                let error = decode_error(env, data, position, token)?;
                 Ok((atoms::error(), error).encode(env))
             }
         }
@@ -252,12 +259,12 @@ impl Decoder {
 }
 
 /// `%McpFramer.DecodeError{position: ..., token: ..., data: document}`.
-fn decode_error<'a>(
-    env: Env<'a>,
-    document: Binary<'a>,
+fn decode_error(
+    env: Env<'_>,
+    data: ErlNifTerm,
     position: usize,
     token: ErlNifTerm,
-) -> Result<Term<'a>, Stop> {
+) -> Result<Term<'_>, Stop> {
     let keys = [
         atoms::exception(),
         atoms::struct_(),
@@ -269,7 +276,7 @@ fn decode_error<'a>(
     let values = [
         atoms::true_().as_c_arg(),
         atoms::decode_error().as_c_arg(),
-        document.to_term(env).as_c_arg(),
+        data,
         (position as u64).encode(env).as_c_arg(),
         token,
     ];
