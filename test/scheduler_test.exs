@@ -144,7 +144,9 @@ defmodule McpFramer.SchedulerTest do
     # decodes within a time budget, and what does not fit goes to a dirty
     # scheduler. Several jobs run in a row in one process. A try that sees
     # a stall is repeated on chunks made anew, so a retry never runs on
-    # memory that the try before faulted in.
+    # memory that the try before faulted in. A schedule may hold a few
+    # calls before the reported time preempts the process, so the 2 ms
+    # watch checks calls of well under 1 ms each.
     test "large messages of every shape in a row, on fresh memory" do
       assert_fair(&decode_jobs/0, &run_decode_jobs/1)
     end
@@ -157,7 +159,17 @@ defmodule McpFramer.SchedulerTest do
       {"a million open brackets", port_chunks(:binary.copy("[", 1_000_000) <> "\n")},
       {"64 KiB chunks of {}", for(_ <- 1..64, do: :binary.copy("{}\n", 21_845))},
       {"1000-digit integers", port_chunks(big_integers(4 * @mib) <> "\n")},
-      {"a 4 MiB chunk of small messages", [small_messages(4 * @mib)]}
+      {"a 4 MiB chunk of small messages", [small_messages(4 * @mib)]},
+      # Just under the size decoded on a normal scheduler, and slow to
+      # decode: each must give up in time and go to a dirty scheduler.
+      {"a string of 500,000 escapes",
+       port_chunks(~s(") <> :binary.copy("\\n", 500_000) <> ~s("\n))},
+      {"a string of \\u escapes",
+       port_chunks(~s(") <> :binary.copy("\\u00e9", 170_000) <> ~s("\n))},
+      {"a float of a million digits", port_chunks("0." <> :binary.copy("7", 1_000_000) <> "\n")},
+      {"a million spaces", port_chunks(:binary.copy(" ", 1_000_000) <> "1\n")},
+      {"a 1000 KB tools/list result", port_chunks(tools_list(1_000_000) <> "\n")},
+      {"an object of 50,000 pairs", port_chunks(big_object(50_000) <> "\n")}
     ]
   end
 
@@ -201,6 +213,14 @@ defmodule McpFramer.SchedulerTest do
 
     tools = Stream.map(1..div(size, 300), tool) |> Enum.intersperse(",")
     IO.iodata_to_binary([~s({"jsonrpc":"2.0","id":1,"result":{"tools":[), tools, "]}}"])
+  end
+
+  defp big_object(pairs) do
+    IO.iodata_to_binary([
+      "{",
+      Enum.map_intersperse(1..pairs, ",", &~s("k#{rem(&1, 49_999)}":#{&1})),
+      "}"
+    ])
   end
 
   defp blob(size) do

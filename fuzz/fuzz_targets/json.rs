@@ -42,6 +42,7 @@ fuzz_target!(|input: &[u8]| {
                     assert!(length > 0 && error.position + length <= input.len())
                 }
                 ErrorKind::Builder(_) => panic!("{shown:?}: the builder was driven unbalanced"),
+                ErrorKind::Exhausted => panic!("{shown:?}: parse has no fuel limit"),
             }
             if let Ok(theirs) = &theirs {
                 panic!("{shown:?}: ours {error:?}, serde_json {theirs:?}");

@@ -551,3 +551,21 @@ fn minus_zero_with_an_exponent_but_no_fraction_is_positive_zero() {
     }
     assert_eq!(float("-0.0e5").to_bits(), (-0.0f64).to_bits());
 }
+
+#[test]
+fn parse_within_stops_inside_long_escapes_digits_and_whitespace() {
+    let escapes = format!("\"{}\"", "\\n".repeat(100_000));
+    let digits = format!("0.{}", "1".repeat(100_000));
+    let spaces = format!("{}1", " ".repeat(100_000));
+    for input in [&escapes, &digits, &spaces] {
+        let mut parser = Parser::default();
+        let limited = parser.parse_within(input.as_bytes(), &mut ValueBuilder::new(), 10_000);
+        assert!(
+            matches!(limited, Err(Error { kind: ErrorKind::Exhausted, .. })),
+            "{limited:?}"
+        );
+        assert!(decode(input.as_bytes()).is_ok());
+        let enough = parser.parse_within(input.as_bytes(), &mut ValueBuilder::new(), 1_000_000);
+        assert!(enough.is_ok());
+    }
+}

@@ -34,6 +34,14 @@ const SUB_BINARY_MIN: usize = 64;
 /// converted: the conversion is quadratic, and this many take about 2 us.
 const BUDGET_BIG_DIGITS_MAX: usize = 1000;
 
+/// Under a budget, the work a document may do inside tokens, where no
+/// builder call can stop it (see `Parser::parse_within`): about 0.5 ms.
+const BUDGET_FUEL: usize = 200_000;
+
+/// A list or map of more terms than this is made only if the budget can
+/// afford it.
+const LARGE_CONTAINER: usize = 1024;
+
 /// Terms kept between documents, per buffer; more is freed.
 const KEEP_TERMS: usize = 8192;
 
@@ -44,6 +52,8 @@ pub enum Stop {
     Dirty,
     /// The BEAM could not allocate a binary.
     NoMemory,
+    /// An integer the BEAM cannot hold.
+    Unrepresentable,
     /// The parser and the builder's stack disagree. Unreachable by design;
     /// reported instead of panicking.
     Broken,
@@ -83,6 +93,18 @@ impl Budget {
                 Ok(())
             }
             _ => self.check(),
+        }
+    }
+
+    /// Whether `nanos` more of work still ends before the hard limit: for
+    /// a large list or map, which is made in one call that cannot stop.
+    fn afford(&mut self, nanos: u64) -> Result<(), Stop> {
+        match Instant::now().checked_add(Duration::from_nanos(nanos)) {
+            Some(end) if end < self.hard => Ok(()),
+            _ => {
+                self.spent = true;
+                Err(Stop::Dirty)
+            }
         }
     }
 
@@ -210,6 +232,11 @@ impl Decoder {
         keys: &mut Keys<'a>,
     ) -> Result<Term<'a>, Stop> {
         let input = document.as_slice();
+        let fuel = if budget.is_some() {
+            BUDGET_FUEL
+        } else {
+            usize::MAX
+        };
         let mut builder = TermBuilder {
             env,
             document,
@@ -223,13 +250,31 @@ impl Decoder {
             keys: &mut self.keys,
             values: &mut self.values,
         };
-        let parsed = self.parser.parse(input, &mut builder);
+        let parsed = self.parser.parse_within(input, &mut builder, fuel);
         for buffer in [&mut self.stack, &mut self.keys, &mut self.values] {
             buffer.clear();
             buffer.shrink_to(KEEP_TERMS);
         }
         match parsed {
             Ok(term) => Ok((atoms::ok(), unsafe { Term::new(env, term) }).encode(env)),
+            Err(json::Error {
+                kind: ErrorKind::Exhausted,
+                ..
+            }) => Err(Stop::Dirty),
+            Err(json::Error {
+                kind: ErrorKind::Builder(Stop::Unrepresentable),
+                position,
+            }) => {
+                // An integer too large for the BEAM: Jason would raise
+                // system_limit; the framer makes it this message's error.
+                let rest = input.get(position..).unwrap_or_default();
+                let length = rest
+                    .iter()
+                    .take_while(|&&byte| byte == b'-' || byte.is_ascii_digit())
+                    .count();
+                let token = copy(env, &rest[..length])?;
+                Self::error_item(env, document, copy_strings, position, token)
+            }
             Err(json::Error {
                 kind: ErrorKind::Builder(stop),
                 ..
@@ -244,17 +289,28 @@ impl Decoder {
                     }
                     _ => atoms::nil().as_c_arg(),
                 };
-                // With copied strings, the line in the error is a copy too:
-                // no part of the result keeps the document's binary alive.
-                let data = if copy_strings {
-                    copy(env, input)?
-                } else {
-                    document.to_term(env).as_c_arg()
-                };
-                let error = decode_error(env, data, position, token)?;
-                Ok((atoms::error(), error).encode(env))
+                Self::error_item(env, document, copy_strings, position, token)
             }
         }
+    }
+
+    /// `{:error, %McpFramer.DecodeError{}}` for `document`.
+    fn error_item<'a>(
+        env: Env<'a>,
+        document: Binary<'a>,
+        copy_strings: bool,
+        position: usize,
+        token: ErlNifTerm,
+    ) -> Result<Term<'a>, Stop> {
+        // With copied strings, the line in the error is a copy too: no part
+        // of the result keeps the document's binary alive.
+        let data = if copy_strings {
+            copy(env, document.as_slice())?
+        } else {
+            document.to_term(env).as_c_arg()
+        };
+        let error = decode_error(env, data, position, token)?;
+        Ok((atoms::error(), error).encode(env))
     }
 }
 
@@ -368,6 +424,12 @@ impl<'a> TermBuilder<'a, '_> {
         make: impl FnOnce(&mut Self, usize) -> Result<ErlNifTerm, Stop>,
     ) -> Result<(), Stop> {
         let from = self.stack.len().checked_sub(count).ok_or(Stop::Broken)?;
+        if count > LARGE_CONTAINER {
+            if let Some(budget) = &mut self.budget {
+                // About 100 ns a term for a large map; less for a list.
+                budget.afford(count as u64 * 100)?;
+            }
+        }
         let term = make(self, from)?;
         self.stack.truncate(from);
         self.push(term, 1 + count as u32 / 16)
@@ -401,7 +463,7 @@ impl<'a> Builder<'a> for TermBuilder<'a, '_> {
         if self.budget.is_some() && digits.len() > BUDGET_BIG_DIGITS_MAX {
             return Err(Stop::Dirty);
         }
-        let term = big_integer(self.env, digits).ok_or(Stop::NoMemory)?;
+        let term = big_integer(self.env, digits).ok_or(Stop::Unrepresentable)?;
         self.push(term, 1 + digits.len() as u32 / 16)
     }
 

@@ -359,7 +359,9 @@ fn feed_chunk<'a>(
                         (atoms::decode_dirty(), binary, *copy_strings).encode(env)
                     }
                     Err(Stop::NoMemory) => return Err(FramerError::OutOfMemory),
-                    Err(Stop::Broken) => return Err(FramerError::DecoderMismatch),
+                    Err(Stop::Broken | Stop::Unrepresentable) => {
+                        return Err(FramerError::DecoderMismatch)
+                    }
                 }
             }
         };
@@ -432,7 +434,7 @@ fn decode<'a>(env: Env<'a>, document: Binary<'a>, copy_strings: bool) -> NifResu
         Ok(item) => Ok(item),
         Err(Stop::Dirty) => Ok(atoms::continue_dirty().encode(env)),
         Err(Stop::NoMemory) => Err(FramerError::OutOfMemory.into()),
-        Err(Stop::Broken) => Err(FramerError::DecoderMismatch.into()),
+        Err(Stop::Broken | Stop::Unrepresentable) => Err(FramerError::DecoderMismatch.into()),
     }
 }
 
@@ -442,7 +444,7 @@ fn decode_dirty<'a>(env: Env<'a>, document: Binary<'a>, copy_strings: bool) -> N
     let mut keys = Keys::new(env);
     with_decoder(|decoder| decoder.decode(env, document, copy_strings, None, &mut keys)).map_err(
         |stop| match stop {
-            Stop::Broken => FramerError::DecoderMismatch.into(),
+            Stop::Broken | Stop::Unrepresentable => FramerError::DecoderMismatch.into(),
             _ => FramerError::OutOfMemory.into(),
         },
     )

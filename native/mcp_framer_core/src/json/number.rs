@@ -41,6 +41,9 @@ impl<'de> Cursor<'de> {
             float = true;
         }
         let end = self.position;
+        if end - start > 32 {
+            self.burn(end - start)?;
+        }
         // Every byte scanned is ASCII, so these conversions cannot fail;
         // were they to, the token is reported rather than a panic.
         let token = self

@@ -42,9 +42,11 @@ impl<'de> Cursor<'de> {
                 // An earlier byte that is not UTF-8 is reported first.
                 return Err(bad_utf8(input, start, stop).unwrap_or(error));
             }
+            self.burn(2 * (run - stop))?;
             let next = find_special(input, run);
             stop = next.stop;
             all_ascii &= next.ascii;
+            self.burn((stop - run) / 8)?;
         }
         self.position = stop + 1;
         if all_ascii {
