@@ -561,7 +561,13 @@ fn parse_within_stops_inside_long_escapes_digits_and_whitespace() {
         let mut parser = Parser::default();
         let limited = parser.parse_within(input.as_bytes(), &mut ValueBuilder::new(), 10_000);
         assert!(
-            matches!(limited, Err(Error { kind: ErrorKind::Exhausted, .. })),
+            matches!(
+                limited,
+                Err(Error {
+                    kind: ErrorKind::Exhausted,
+                    ..
+                })
+            ),
             "{limited:?}"
         );
         assert!(decode(input.as_bytes()).is_ok());

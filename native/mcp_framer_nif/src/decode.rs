@@ -128,6 +128,9 @@ impl Budget {
 pub struct Keys<'a> {
     /// Bit `i` is set once slot `i` holds a key made in this call.
     filled: u64,
+    /// The address of the table the bits are about: a `Keys` handed to
+    /// another decoder starts empty there.
+    table: usize,
     env: PhantomData<Env<'a>>,
 }
 
@@ -135,6 +138,7 @@ impl<'a> Keys<'a> {
     pub fn new(_env: Env<'a>) -> Keys<'a> {
         Keys {
             filled: 0,
+            table: 0,
             env: PhantomData,
         }
     }
@@ -237,6 +241,11 @@ impl Decoder {
         } else {
             usize::MAX
         };
+        let table = &*self.key_table as *const KeyTable as usize;
+        if keys.table != table {
+            keys.filled = 0;
+            keys.table = table;
+        }
         let mut builder = TermBuilder {
             env,
             document,
@@ -408,9 +417,15 @@ impl<'a> TermBuilder<'a, '_> {
     fn text(&self, text: Text<'a, '_>) -> Result<ErlNifTerm, Stop> {
         match text {
             Text::Input(text) if text.len() >= SUB_BINARY_MIN && !self.copy_strings => {
-                let offset = text.as_ptr() as usize - self.document.as_slice().as_ptr() as usize;
-                // SAFETY: the parser's `Input` text is a slice of the document.
-                let binary = unsafe { self.document.make_subbinary_unchecked(offset, text.len()) };
+                // The parser's `Input` text is a slice of the document.
+                let base = self.document.as_slice().as_ptr() as usize;
+                let offset = (text.as_ptr() as usize)
+                    .checked_sub(base)
+                    .ok_or(Stop::Broken)?;
+                let binary = self
+                    .document
+                    .make_subbinary(offset, text.len())
+                    .map_err(|_| Stop::Broken)?;
                 Ok(binary.to_term(self.env).as_c_arg())
             }
             text => copy(self.env, text.as_str().as_bytes()),
@@ -432,7 +447,8 @@ impl<'a> TermBuilder<'a, '_> {
         }
         let term = make(self, from)?;
         self.stack.truncate(from);
-        self.push(term, 1 + count as u32 / 16)
+        let units = u32::try_from(count / 16).unwrap_or(u32::MAX);
+        self.push(term, units.saturating_add(1))
     }
 }
 
@@ -464,7 +480,8 @@ impl<'a> Builder<'a> for TermBuilder<'a, '_> {
             return Err(Stop::Dirty);
         }
         let term = big_integer(self.env, digits).ok_or(Stop::Unrepresentable)?;
-        self.push(term, 1 + digits.len() as u32 / 16)
+        let units = u32::try_from(digits.len() / 16).unwrap_or(u32::MAX);
+        self.push(term, units.saturating_add(1))
     }
 
     fn float(&mut self, value: f64) -> Result<(), Stop> {
@@ -488,7 +505,8 @@ impl<'a> Builder<'a> for TermBuilder<'a, '_> {
             let items = &builder.stack[from..];
             // SAFETY: `items` are terms made in this environment.
             Ok(unsafe {
-                enif_make_list_from_array(builder.env.as_c_arg(), items.as_ptr(), count as u32)
+                let count = u32::try_from(count).map_err(|_| Stop::Broken)?;
+                enif_make_list_from_array(builder.env.as_c_arg(), items.as_ptr(), count)
             })
         })
     }
