@@ -93,9 +93,12 @@ defmodule McpFramer do
   A decoded string of 64 bytes or more is a sub-binary of the chunk the
   message lay in, or of the message's own binary when it spanned chunks.
   Pass `strings: :copy` to make every string a binary of its own, for terms
-  kept for long. A normal-scheduler call decodes for at most about 0.3 ms
-  before it pauses, and a message over 1 MiB, or one that would take a call
-  past about 0.7 ms, is decoded on a dirty CPU scheduler.
+  kept for long.
+
+  Decoding keeps the scheduler guarantee below. Each call decodes within a
+  budget of its measured time and pauses when that is spent; a message that
+  would hold a normal scheduler too long, because it is large or slow to
+  decode, is decoded on a dirty CPU scheduler instead.
 
   ## Schedulers
 

@@ -42,10 +42,10 @@ defmodule McpFramer.JSON do
 
   ## Schedulers
 
-  A document over 1 MiB, or one whose decoding would hold a normal
-  scheduler for more than about 0.7 ms, is decoded on a dirty CPU
-  scheduler; the time each normal-scheduler call took is reported to the
-  scheduler.
+  No call holds a normal scheduler for a millisecond: a document that is
+  large, or that turns out slow to decode, is decoded on a dirty CPU
+  scheduler instead, and the time each normal-scheduler call took is
+  reported to the scheduler.
   """
 
   alias McpFramer.Native
