@@ -83,8 +83,9 @@ const PORT_CHUNK_MAX: usize = 64 * 1024;
 /// message. A message that would take it past the hard limit, or that is
 /// longer than this, is left for a dirty scheduler: its item is
 /// `{:decode_dirty, message, copy_strings}`, which the Elixir side replaces
-/// with the result of `decode_dirty`. Decoding runs at 1-10 ns a byte,
-/// depending on what the JSON holds, and far faster through long strings.
+/// with the result of `decode_dirty`. Decoding runs at 0.1 ns a byte
+/// through plain strings, 1-10 ns through structure and escapes; work
+/// inside one token is bounded by the parser's fuel (see decode.rs).
 const DECODE_NORMAL_MAX: usize = 1024 * 1024;
 
 /// And at most this many messages a call: each is a few terms at least.
