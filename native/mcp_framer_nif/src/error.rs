@@ -1,5 +1,6 @@
 //! Every failure a NIF can report, turned into an Elixir exception in one place.
 
+use crate::decode::Stop;
 use rustler::NifException;
 
 /// Raised as `%ArgumentError{message: ...}`, so Elixir callers can `rescue` it.
@@ -51,6 +52,17 @@ impl FramerError {
             FramerError::HeldMismatch => "McpFramer internal error: held bytes out of step",
             FramerError::DecoderMismatch => "McpFramer internal error: JSON decoder out of step",
             FramerError::Unfinished => "McpFramer internal error: an unfinished copy escaped",
+        }
+    }
+}
+
+impl From<Stop> for FramerError {
+    fn from(stop: Stop) -> FramerError {
+        match stop {
+            Stop::NoMemory => FramerError::OutOfMemory,
+            // A decoder returns neither: they are turned into a dirty
+            // placeholder or an error item first.
+            Stop::Dirty | Stop::Unrepresentable | Stop::Broken => FramerError::DecoderMismatch,
         }
     }
 }

@@ -4,7 +4,7 @@ mod decode;
 mod error;
 mod held;
 
-use decode::{Budget, Decoder, Keys, Stop};
+use decode::{Budget, Decoder, Decoding, Item, Keys, Stop};
 use error::FramerError;
 use held::HeldBytes;
 use mcp_framer_core::{Framer, Message, Reply};
@@ -35,11 +35,6 @@ struct State {
     /// a framer that does not decode keeps its state small (a feed on a
     /// ~300 B chunk measured 176-188 ns boxed, 205-295 ns unboxed).
     decoding: Option<Box<Decoding>>,
-}
-
-struct Decoding {
-    decoder: Decoder,
-    copy_strings: bool,
 }
 
 /// A framer's state, shared by every copy of its `%McpFramer{}`.
@@ -81,14 +76,9 @@ const PORT_CHUNK_MAX: usize = 64 * 1024;
 /// A decoding framer on a normal scheduler decodes within a time
 /// [`Budget`]: once its soft limit passes, the call pauses before the next
 /// message. A message that would take it past the hard limit, or that is
-/// longer than this, is left for a dirty scheduler: its item is
-/// `{:decode_dirty, message, copy_strings}`, which the Elixir side replaces
-/// with the result of `decode_dirty`. Decoding runs at 0.1 ns a byte
-/// through plain strings, 1-10 ns through structure and escapes; work
-/// inside one token is bounded by the parser's fuel (see decode.rs).
-const DECODE_NORMAL_MAX: usize = 1024 * 1024;
-
-/// And at most this many messages a call: each is a few terms at least.
+/// longer than `decode::NORMAL_MAX`, is left for a dirty scheduler (see
+/// `Decoding::item`). And it decodes at most this many messages a call:
+/// each is a few terms at least.
 const DECODE_MESSAGES_MAX: usize = 2048;
 
 #[derive(Clone, Copy)]
@@ -117,12 +107,7 @@ fn new(
         held: HeldBytes::default(),
         generation: 0,
         messages: Vec::new(),
-        decoding: decode.then(|| {
-            Box::new(Decoding {
-                decoder: Decoder::default(),
-                copy_strings,
-            })
-        }),
+        decoding: decode.then(|| Box::new(Decoding::new(copy_strings))),
     };
     Ok(ResourceArc::new(FramerResource(Mutex::new(state))).encode(env))
 }
@@ -343,28 +328,13 @@ fn feed_chunk<'a>(
         };
         let item = match decoding.as_deref_mut() {
             None => binary.to_term(env),
-            Some(Decoding {
-                decoder,
-                copy_strings,
-            }) => {
-                let decoded = match &mut budget {
-                    Some(_) if binary.len() > DECODE_NORMAL_MAX => Err(Stop::Dirty),
-                    budget => {
-                        decoder.decode(env, binary, *copy_strings, budget.as_mut(), &mut keys)
-                    }
-                };
-                match decoded {
-                    Ok(item) => item,
-                    Err(Stop::Dirty) => {
-                        left_dirty = true;
-                        (atoms::decode_dirty(), binary, *copy_strings).encode(env)
-                    }
-                    Err(Stop::NoMemory) => return Err(FramerError::OutOfMemory),
-                    Err(Stop::Broken | Stop::Unrepresentable) => {
-                        return Err(FramerError::DecoderMismatch)
-                    }
+            Some(decoding) => match decoding.item(env, binary, budget.as_mut(), &mut keys)? {
+                Item::Decoded(item) => item,
+                Item::LeftDirty(item) => {
+                    left_dirty = true;
+                    item
                 }
-            }
+            },
         };
         messages.push(item.as_c_arg());
         Ok(Reply::Taken)
@@ -422,7 +392,7 @@ fn feed_chunk<'a>(
 fn decode<'a>(env: Env<'a>, document: Binary<'a>, copy_strings: bool) -> NifResult<Term<'a>> {
     let mut cost = CallCost::new(document.len());
     let mut budget = Budget::new(cost.start_clock());
-    let decoded = if document.len() > DECODE_NORMAL_MAX {
+    let decoded = if document.len() > decode::NORMAL_MAX {
         Err(Stop::Dirty)
     } else {
         let mut keys = Keys::new(env);
@@ -434,8 +404,7 @@ fn decode<'a>(env: Env<'a>, document: Binary<'a>, copy_strings: bool) -> NifResu
     match decoded {
         Ok(item) => Ok(item),
         Err(Stop::Dirty) => Ok(atoms::continue_dirty().encode(env)),
-        Err(Stop::NoMemory) => Err(FramerError::OutOfMemory.into()),
-        Err(Stop::Broken | Stop::Unrepresentable) => Err(FramerError::DecoderMismatch.into()),
+        Err(stop) => Err(FramerError::from(stop).into()),
     }
 }
 
@@ -443,12 +412,8 @@ fn decode<'a>(env: Env<'a>, document: Binary<'a>, copy_strings: bool) -> NifResu
 #[rustler::nif(schedule = "DirtyCpu")]
 fn decode_dirty<'a>(env: Env<'a>, document: Binary<'a>, copy_strings: bool) -> NifResult<Term<'a>> {
     let mut keys = Keys::new(env);
-    with_decoder(|decoder| decoder.decode(env, document, copy_strings, None, &mut keys)).map_err(
-        |stop| match stop {
-            Stop::Broken | Stop::Unrepresentable => FramerError::DecoderMismatch.into(),
-            _ => FramerError::OutOfMemory.into(),
-        },
-    )
+    with_decoder(|decoder| decoder.decode(env, document, copy_strings, None, &mut keys))
+        .map_err(|stop| FramerError::from(stop).into())
 }
 
 /// Runs `f` with this scheduler thread's decoder, whose buffers are reused
