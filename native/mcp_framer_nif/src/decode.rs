@@ -236,12 +236,9 @@ impl Decoding {
         budget: Option<&mut Budget>,
         keys: &mut Keys<'a>,
     ) -> Result<Item<'a>, Stop> {
-        let decoded = match budget {
-            Some(_) if message.len() > NORMAL_MAX => Err(Stop::Dirty),
-            budget => self
-                .decoder
-                .decode(env, message, self.copy_strings, budget, keys),
-        };
+        let decoded = self
+            .decoder
+            .decode(env, message, self.copy_strings, budget, keys);
         match decoded {
             Ok(item) => Ok(Item::Decoded(item)),
             Err(Stop::Dirty) => {
@@ -280,7 +277,8 @@ impl Decoder {
     /// is the document.
     ///
     /// With a `budget`, it stops with [`Stop::Dirty`] rather than go past
-    /// the budget's hard limit.
+    /// the budget's hard limit, and at once for a document over
+    /// [`NORMAL_MAX`].
     pub fn decode<'a>(
         &mut self,
         env: Env<'a>,
@@ -290,10 +288,10 @@ impl Decoder {
         keys: &mut Keys<'a>,
     ) -> Result<Term<'a>, Stop> {
         let input = document.as_slice();
-        let fuel = if budget.is_some() {
-            BUDGET_FUEL
-        } else {
-            usize::MAX
+        let fuel = match budget {
+            Some(_) if input.len() > NORMAL_MAX => return Err(Stop::Dirty),
+            Some(_) => BUDGET_FUEL,
+            None => usize::MAX,
         };
         let table = &*self.key_table as *const KeyTable as usize;
         if keys.table != table {
@@ -319,6 +317,7 @@ impl Decoder {
             buffer.shrink_to(KEEP_TERMS);
         }
         match parsed {
+            // SAFETY: the builder made the term in `env`, during this call.
             Ok(term) => Ok((atoms::ok(), unsafe { Term::new(env, term) }).encode(env)),
             Err(json::Error {
                 kind: ErrorKind::Exhausted,

@@ -392,14 +392,10 @@ fn feed_chunk<'a>(
 fn decode<'a>(env: Env<'a>, document: Binary<'a>, copy_strings: bool) -> NifResult<Term<'a>> {
     let mut cost = CallCost::new(document.len());
     let mut budget = Budget::new(cost.start_clock());
-    let decoded = if document.len() > decode::NORMAL_MAX {
-        Err(Stop::Dirty)
-    } else {
-        let mut keys = Keys::new(env);
-        with_decoder(|decoder| {
-            decoder.decode(env, document, copy_strings, Some(&mut budget), &mut keys)
-        })
-    };
+    let mut keys = Keys::new(env);
+    let decoded = with_decoder(|decoder| {
+        decoder.decode(env, document, copy_strings, Some(&mut budget), &mut keys)
+    });
     cost.report(env);
     match decoded {
         Ok(item) => Ok(item),
