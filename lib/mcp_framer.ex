@@ -400,7 +400,9 @@ defmodule McpFramer do
           "the :strings option (got: #{inspect(strings)}) applies only with decode: :json"
   end
 
-  defp keyword!(opts, caller) do
+  @doc false
+  # Shared with McpFramer.JSON, whose functions take options too.
+  def keyword!(opts, caller) do
     if is_list(opts) and Keyword.keyword?(opts) do
       opts
     else

@@ -97,10 +97,7 @@ defmodule McpFramer.JSON do
   end
 
   defp copy_strings!(opts) do
-    unless is_list(opts) and Keyword.keyword?(opts) do
-      raise ArgumentError,
-            "McpFramer.JSON expects a keyword list of options, got: #{inspect(opts)}"
-    end
+    opts = McpFramer.keyword!(opts, "McpFramer.JSON")
 
     case Keyword.validate(opts, strings: :reference) do
       {:ok, valid} ->
