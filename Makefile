@@ -3,6 +3,8 @@
 # make fuzz   fuzzes the framer and the JSON parser, FUZZ_SECONDS in all
 #             (default 20, half each; make test runs it)
 # make dialyzer  checks the specs of the compiled modules (make test runs it)
+# make bench    McpFramer against a pure-Elixir framer and jiffy (BENCH_ONLY=...)
+# make compare REV=<rev>  the framing rows, now against REV, in one VM
 SHELL := /bin/bash
 SERVER ?=
 FUZZ_SECONDS ?= 20
@@ -13,7 +15,7 @@ HOST := $(shell rustc -vV 2>/dev/null | sed -n 's/^host: //p')
 FUZZ_RUSTFLAGS := --cfg fuzzing -Cpasses=sancov-module -Cdebug-assertions -Coverflow-checks \
   $(addprefix -Cllvm-args=-sanitizer-coverage-,level=4 inline-8bit-counters pc-table trace-compares)
 
-.PHONY: test demo bench fuzz tools rust-tests elixir-tests dialyzer
+.PHONY: test demo bench compare fuzz tools rust-tests elixir-tests dialyzer
 
 test: tools rust-tests fuzz elixir-tests dialyzer
 
@@ -77,4 +79,9 @@ bench: tools
 	  else \
 	    echo "jiffy not found: install it (apt-get install erlang-jiffy)"; exit 1; \
 	  fi; }
-	MIX_ENV=prod mix run bench/run.exs
+	MIX_ENV=prod mix run -r bench/run.exs -e 'Bench.main()'
+
+# The framing rows of make bench, now against REV, in one VM.
+compare: tools
+	@test -n "$(REV)" || { echo "usage: make compare REV=<git revision>"; exit 1; }
+	MIX_ENV=prod REV="$(REV)" mix run bench/compare.exs

@@ -1,7 +1,10 @@
 # make bench: McpFramer against the pure-Elixir baseline on traffic shaped
 # like a Port's, interleaved, best of @rounds runs each; then a trace file
 # through a real stream-mode Port. Then the same for decoding: McpFramer
-# with decode: :json against the baseline followed by jiffy.
+# with decode: :json against the baseline followed by jiffy. Requiring
+# this file defines the workloads; `Bench.main()` runs them (make bench:
+# mix run -r bench/run.exs -e "Bench.main()"), and bench/compare.exs
+# reuses them.
 Code.require_file("../test/support/pure_framer.ex", __DIR__)
 
 defmodule Bench.Traffic do
@@ -598,5 +601,3 @@ defmodule Bench.Decoding do
     end
   end
 end
-
-Bench.main()

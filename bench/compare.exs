@@ -1,0 +1,175 @@
+# make compare REV=<git revision>: McpFramer as it is now against McpFramer
+# at REV, on make bench's framing workloads, in one VM.
+#
+# Two make bench runs on a shared machine differ by more than a small
+# regression: the whole VM lands on a fast or a slow state, and the ratio
+# to the baseline moves 10-15% between runs. Here both versions run in the
+# same VM, interleaved run by run, so the comparison sees the same state.
+# REV's tree is exported under _build/compare, its modules renamed under
+# `Rev.` (McpFramer becomes Rev.McpFramer, and its NIF registers as
+# Elixir.Rev.McpFramer.Native), its NIF built with cargo, and its Elixir
+# modules compiled and loaded here.
+Code.require_file("run.exs", __DIR__)
+
+defmodule Bench.Compare do
+  alias Bench.Traffic, as: T
+
+  @root Path.expand("..", __DIR__)
+
+  def main(rev) do
+    module = build(rev)
+    rounds = String.to_integer(System.get_env("ROUNDS", "15"))
+    only = System.get_env("BENCH_ONLY", "")
+
+    IO.puts("McpFramer now against #{rev}, interleaved, #{rounds} runs each, in one VM")
+    IO.puts("(ROUNDS=N for more; the same code against itself differs by up to 10%)")
+    IO.puts("ratio = #{rev} time / time now: above 1.00x, now is faster\n")
+    IO.puts("| workload | #{rev} MB/s | now MB/s | ratio, best runs | ratio, median runs |")
+    IO.puts("|---|---:|---:|---:|---:|")
+
+    text = T.text()
+
+    for {{name, _goal, make_chunks}, n} <- Enum.with_index(Bench.workloads(text), 1),
+        name =~ only do
+      T.seed(n)
+      chunks = make_chunks.()
+      bytes = Enum.reduce(chunks, 0, &(byte_size(&1) + &2))
+      times = interleave([module, McpFramer], chunks, rounds)
+      {then_best, then_median} = stats(times[module])
+      {now_best, now_median} = stats(times[McpFramer])
+
+      IO.puts(
+        "| #{name} | #{round(Bench.mb_per_s(bytes, then_best))} | " <>
+          "#{round(Bench.mb_per_s(bytes, now_best))} | #{Bench.ratio(then_best / now_best)} | " <>
+          "#{Bench.ratio(then_median / now_median)} |"
+      )
+    end
+  end
+
+  # Odd rounds run the versions in one order, even rounds in the other.
+  # Both must frame the same number of messages.
+  defp interleave(modules, chunks, rounds) do
+    {times, _count} =
+      Enum.reduce(1..rounds, {%{}, nil}, fn round, acc ->
+        order = if rem(round, 2) == 1, do: modules, else: Enum.reverse(modules)
+
+        Enum.reduce(order, acc, fn module, {times, count} ->
+          {micros, framed} = Bench.run(module, chunks)
+
+          if count not in [nil, framed] do
+            raise "#{inspect(module)} framed #{framed} messages, the other version #{count}"
+          end
+
+          {Map.update(times, module, [micros], &[micros | &1]), framed}
+        end)
+      end)
+
+    times
+  end
+
+  defp stats(times) do
+    sorted = Enum.sort(times)
+    {hd(sorted), Enum.at(sorted, div(length(sorted), 2))}
+  end
+
+  # Exports REV, renames its modules, builds its NIF and loads its modules;
+  # returns Rev.McpFramer. A revision already built is reused.
+  defp build(rev) do
+    sha = git!(["rev-parse", "--verify", rev <> "^{commit}"]) |> String.trim()
+    dir = Path.join([@root, "_build", "compare", sha])
+    ebin = Path.join(dir, "ebin")
+
+    unless File.exists?(Path.join(ebin, ".done")) do
+      export(sha, Path.join(dir, "src"))
+      rename(Path.join(dir, "src"), Path.join(dir, "priv"))
+      build_nif(Path.join(dir, "src"), Path.join([dir, "priv", "native"]))
+      compile(Path.join(dir, "src"), ebin)
+      File.write!(Path.join(ebin, ".done"), sha)
+    end
+
+    Code.prepend_path(ebin)
+    Code.ensure_loaded!(Rev.McpFramer.Native)
+    Code.ensure_loaded!(Rev.McpFramer)
+  end
+
+  defp export(sha, src) do
+    File.rm_rf!(src)
+    File.mkdir_p!(src)
+    tar = Path.join(src, "rev.tar")
+    git!(["archive", "--output", tar, sha])
+    {_, 0} = System.cmd("tar", ["-xf", tar, "-C", src])
+    File.rm!(tar)
+  end
+
+  # Renames McpFramer to Rev.McpFramer in the Elixir sources and in the
+  # module names the NIF crate spells out, and points the NIF loader at
+  # this revision's own library.
+  defp rename(src, priv) do
+    for file <- Path.wildcard(Path.join(src, "lib/**/*.ex")) do
+      text = File.read!(file) |> String.replace(~r/\bMcpFramer\b/, "Rev.McpFramer")
+      text = String.replace(text, ":code.priv_dir(:mcp_framer)", inspect(priv))
+      File.write!(file, text)
+    end
+
+    native_ex = Path.join(src, "lib/mcp_framer/native.ex")
+
+    unless File.read!(native_ex) =~ inspect(priv) do
+      raise "#{native_ex} does not load its NIF from :code.priv_dir(:mcp_framer)"
+    end
+
+    for file <- Path.wildcard(Path.join(src, "native/*/src/**/*.rs")) do
+      text = File.read!(file)
+      File.write!(file, String.replace(text, "\"Elixir.McpFramer", "\"Elixir.Rev.McpFramer"))
+    end
+  end
+
+  defp build_nif(src, native) do
+    target = Path.join([@root, "_build", "compare", "target"])
+    args = ["build", "--release", "--locked", "--package", "mcp_framer_nif"]
+    env = [{"CARGO_TARGET_DIR", target}]
+
+    case System.cmd("cargo", args, cd: src, env: env, stderr_to_stdout: true) do
+      {_, 0} -> :ok
+      {output, status} -> raise "cargo exited with #{status}:\n#{output}"
+    end
+
+    File.mkdir_p!(native)
+
+    File.cp!(
+      Path.join([target, "release", "libmcp_framer_nif.so"]),
+      Path.join(native, "libmcp_framer_nif.so")
+    )
+  end
+
+  # The library's modules, not its Mix task, compiled by elixirc: in this
+  # VM, whose protocols are consolidated, Rev.McpFramer's Inspect
+  # implementation would draw a warning.
+  defp compile(src, ebin) do
+    File.rm_rf!(ebin)
+    File.mkdir_p!(ebin)
+
+    files =
+      [
+        Path.join(src, "lib/mcp_framer.ex")
+        | Path.wildcard(Path.join(src, "lib/mcp_framer/**/*.ex"))
+      ]
+      |> Enum.map(&Path.relative_to(&1, src))
+
+    case System.cmd("elixirc", ["-o", ebin | files], cd: src, stderr_to_stdout: true) do
+      {_, 0} -> :ok
+      {output, status} -> raise "elixirc exited with #{status}:\n#{output}"
+    end
+  end
+
+  defp git!(args) do
+    case System.cmd("git", args, cd: @root, stderr_to_stdout: true) do
+      {output, 0} -> output
+      {output, _} -> raise "git #{Enum.join(args, " ")}: #{output}"
+    end
+  end
+end
+
+case System.get_env("REV", "") do
+  "" -> IO.puts(:stderr, "usage: make compare REV=<git revision>")
+  rev -> Bench.Compare.main(rev)
+end
