@@ -126,11 +126,14 @@ impl HeldBytes {
     /// Copies up to `budget` more of the first `held` held bytes into the
     /// message of `size` bytes being assembled, so that a large message is
     /// built over several short calls; true once all of them are there.
+    /// After each `step` bytes, the copy goes on only while `more()`.
     pub fn assemble_some(
         &mut self,
         held: usize,
         size: usize,
         budget: usize,
+        step: usize,
+        more: impl FnMut() -> bool,
     ) -> Result<bool, FramerError> {
         if held > self.len() || held > size {
             return Err(FramerError::HeldMismatch);
@@ -140,9 +143,10 @@ impl HeldBytes {
             _ => (alloc(size).map_err(|_| FramerError::OutOfMemory)?, 0),
         };
         let until = held.min(copied.saturating_add(budget));
-        self.copy_held(copied, &mut message.as_mut_slice()[copied..until]);
-        self.assembly = Some((message, until));
-        Ok(until == held)
+        let target = &mut message.as_mut_slice()[copied..until];
+        let copied = copied + self.copy_held(copied, target, step, more);
+        self.assembly = Some((message, copied));
+        Ok(copied == held)
     }
 
     /// The message made of the first `held` held bytes and then `tail`.
@@ -159,7 +163,7 @@ impl HeldBytes {
         let size = held + tail.len();
         let message = if size <= HEAP_BINARY_MAX {
             let mut message = NewBinary::new(env, size);
-            self.copy_held(0, &mut message.as_mut_slice()[..held]);
+            self.copy_all_held(&mut message.as_mut_slice()[..held]);
             message.as_mut_slice()[held..].copy_from_slice(tail);
             message.into()
         } else if self.pieces.is_empty() {
@@ -176,7 +180,7 @@ impl HeldBytes {
                 Some((message, copied)) if message.len() == size && copied == held => message,
                 _ => {
                     let mut message = alloc(size).map_err(|_| FramerError::OutOfMemory)?;
-                    self.copy_held(0, &mut message.as_mut_slice()[..held]);
+                    self.copy_all_held(&mut message.as_mut_slice()[..held]);
                     message
                 }
             };
@@ -247,28 +251,51 @@ impl HeldBytes {
         Ok(self.gather.as_mut().ok_or(NoMemory)?.as_mut_slice())
     }
 
-    /// Fills `to` with the held bytes from offset `from` on, in order.
-    fn copy_held(&self, from: usize, to: &mut [u8]) {
+    /// Fills `to` with the held bytes, in order.
+    fn copy_all_held(&self, to: &mut [u8]) {
+        self.copy_held(0, to, usize::MAX, || true);
+    }
+
+    /// Fills `to` with the held bytes from offset `from` on, in order, in
+    /// one pass over the pieces; after each `step` bytes, goes on only
+    /// while `more()`. Returns how many bytes it copied.
+    fn copy_held(
+        &self,
+        from: usize,
+        to: &mut [u8],
+        step: usize,
+        mut more: impl FnMut() -> bool,
+    ) -> usize {
         // SAFETY: every piece lies in a binary that `saved` or `frozen`
         // keeps alive, unchanged, until `clear` forgets the piece.
         let pieces = self.pieces.iter().map(|piece| unsafe {
             std::slice::from_raw_parts(piece.address as *const u8, piece.len)
         });
         let gathered = self.gather.as_ref().map(|g| &g.as_slice()[..self.gathered]);
-        let (mut skip, mut at) = (from, 0);
+        let (mut skip, mut at, mut in_step) = (from, 0, 0);
         for bytes in pieces.chain(gathered) {
-            if at == to.len() {
-                break;
-            }
             if skip >= bytes.len() {
                 skip -= bytes.len();
                 continue;
             }
-            let n = (bytes.len() - skip).min(to.len() - at);
-            to[at..at + n].copy_from_slice(&bytes[skip..skip + n]);
-            at += n;
+            let mut bytes = &bytes[skip..];
             skip = 0;
+            while !bytes.is_empty() && at < to.len() {
+                let n = bytes.len().min(to.len() - at).min(step - in_step);
+                to[at..at + n].copy_from_slice(&bytes[..n]);
+                (at, in_step, bytes) = (at + n, in_step + n, &bytes[n..]);
+                if in_step == step {
+                    in_step = 0;
+                    if !more() {
+                        return at;
+                    }
+                }
+            }
+            if at == to.len() {
+                break;
+            }
         }
+        at
     }
 }
 

@@ -14,7 +14,7 @@ use rustler::{Binary, Encoder, Env, NifResult, Resource, ResourceArc, Term};
 use std::cell::{Cell, RefCell};
 use std::num::NonZeroUsize;
 use std::sync::{Mutex, MutexGuard, TryLockError};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 mod atoms {
     rustler::atoms! {
@@ -50,14 +50,21 @@ impl Resource for FramerResource {}
 const NORMAL_CHUNK_MAX: usize = 4 * 1024 * 1024;
 
 /// A message that completes with more held bytes than this is copied into
-/// place this many bytes per call (0.15 ms warm, about 0.7 ms when every
-/// page of the new message faults in; `CallCost` tells the scheduler
-/// which it was): the feed stops at its
-/// newline, changing nothing but the copy's progress, and returns
-/// `:copying`; the Elixir side calls again with the same chunk, which is
-/// searched again up to that newline. (A dirty scheduler for the copy cost
-/// about 150 us a message in wake-ups, and 10% on ~4 MiB messages.)
+/// place at most this many bytes per call: the feed stops at its newline,
+/// changing nothing but the copy's progress, and returns `:copying`; the
+/// Elixir side calls again with the same chunk, which is searched again up
+/// to that newline. (A dirty scheduler for the copy cost about 150 us a
+/// message in wake-ups, and 10% on ~4 MiB messages.)
 const COPY_SLICE: usize = 1024 * 1024;
+
+/// The copy goes `COPY_STEP` bytes at a time and stops early once the call
+/// has run `COPY_TIME`. A warm mebibyte takes about 0.15 ms and still goes
+/// in one call. A fresh one, whose every page faults in, took 0.8-1.0 ms,
+/// close enough to 2 ms that a busy host made a stall of it (one
+/// `long_schedule` of 3 ms in 8 runs of the scheduler test); in steps, such
+/// calls take 0.3-0.45 ms.
+const COPY_STEP: usize = 128 * 1024;
+const COPY_TIME: Duration = Duration::from_micros(250);
 
 /// A normal-scheduler call pauses after this many messages (about 0.3 ms of
 /// work) and returns `{:continue, tag, messages, consumed}`, with the state
@@ -316,10 +323,12 @@ fn feed_chunk<'a>(
                     .as_slice()
                     .get(..end)
                     .ok_or(FramerError::HeldMismatch)?;
-                cost.start_clock();
+                let start = cost.start_clock();
                 if matches!(scheduler, Scheduler::Normal)
                     && n > COPY_SLICE
-                    && !held.assemble_some(n, n + end, COPY_SLICE)?
+                    && !held.assemble_some(n, n + end, COPY_SLICE, COPY_STEP, || {
+                        start.elapsed() < COPY_TIME
+                    })?
                 {
                     return Err(FramerError::Unfinished);
                 }
