@@ -272,6 +272,7 @@ impl HeldBytes {
             std::slice::from_raw_parts(piece.address as *const u8, piece.len)
         });
         let gathered = self.gather.as_ref().map(|g| &g.as_slice()[..self.gathered]);
+        let step = step.max(1);
         let (mut skip, mut at, mut in_step) = (from, 0, 0);
         for bytes in pieces.chain(gathered) {
             if skip >= bytes.len() {
