@@ -19,8 +19,10 @@
 
 pub mod json;
 mod newlines;
+mod pieces;
 
 use newlines::newlines;
+pub use pieces::copy_pieces;
 use std::convert::Infallible;
 use std::num::NonZeroUsize;
 

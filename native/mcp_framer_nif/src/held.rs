@@ -22,10 +22,12 @@
 //! caller discards the message as if it were oversized.
 
 use crate::error::FramerError;
+use mcp_framer_core::copy_pieces;
 use rustler::env::OwnedEnv;
 use rustler::sys::{enif_alloc_binary, ErlNifBinary};
 use rustler::{Binary, Env, NewBinary, OwnedBinary};
 use std::mem::MaybeUninit;
+use std::num::NonZeroUsize;
 use std::ops::Range;
 
 /// Messages up to this size become heap binaries: copying them is cheaper
@@ -132,7 +134,7 @@ impl HeldBytes {
         held: usize,
         size: usize,
         budget: usize,
-        step: usize,
+        step: NonZeroUsize,
         more: impl FnMut() -> bool,
     ) -> Result<bool, FramerError> {
         if held > self.len() || held > size {
@@ -253,18 +255,18 @@ impl HeldBytes {
 
     /// Fills `to` with the held bytes, in order.
     fn copy_all_held(&self, to: &mut [u8]) {
-        self.copy_held(0, to, usize::MAX, || true);
+        self.copy_held(0, to, NonZeroUsize::MAX, || true);
     }
 
-    /// Fills `to` with the held bytes from offset `from` on, in order, in
-    /// one pass over the pieces; after each `step` bytes, goes on only
-    /// while `more()`. Returns how many bytes it copied.
+    /// Fills `to` with the held bytes from offset `from` on, in order; after
+    /// each `step` bytes, goes on only while `more()`. Returns how many
+    /// bytes it copied.
     fn copy_held(
         &self,
         from: usize,
         to: &mut [u8],
-        step: usize,
-        mut more: impl FnMut() -> bool,
+        step: NonZeroUsize,
+        more: impl FnMut() -> bool,
     ) -> usize {
         // SAFETY: every piece lies in a binary that `saved` or `frozen`
         // keeps alive, unchanged, until `clear` forgets the piece.
@@ -272,31 +274,7 @@ impl HeldBytes {
             std::slice::from_raw_parts(piece.address as *const u8, piece.len)
         });
         let gathered = self.gather.as_ref().map(|g| &g.as_slice()[..self.gathered]);
-        let step = step.max(1);
-        let (mut skip, mut at, mut in_step) = (from, 0, 0);
-        for bytes in pieces.chain(gathered) {
-            if skip >= bytes.len() {
-                skip -= bytes.len();
-                continue;
-            }
-            let mut bytes = &bytes[skip..];
-            skip = 0;
-            while !bytes.is_empty() && at < to.len() {
-                let n = bytes.len().min(to.len() - at).min(step - in_step);
-                to[at..at + n].copy_from_slice(&bytes[..n]);
-                (at, in_step, bytes) = (at + n, in_step + n, &bytes[n..]);
-                if in_step == step {
-                    in_step = 0;
-                    if !more() {
-                        return at;
-                    }
-                }
-            }
-            if at == to.len() {
-                break;
-            }
-        }
-        at
+        copy_pieces(pieces.chain(gathered), from, to, step, more)
     }
 }
 

@@ -57,13 +57,13 @@ const NORMAL_CHUNK_MAX: usize = 4 * 1024 * 1024;
 /// message in wake-ups, and 10% on ~4 MiB messages.)
 const COPY_SLICE: usize = 1024 * 1024;
 
-/// The copy goes `COPY_STEP` bytes at a time and stops early once the call
-/// has run `COPY_TIME`. A warm mebibyte takes about 0.15 ms and still goes
-/// in one call. A fresh one, whose every page faults in, took 0.8-1.0 ms,
-/// close enough to 2 ms that a busy host made a stall of it (one
-/// `long_schedule` of 3 ms in 8 runs of the scheduler test); in steps, such
-/// calls take 0.3-0.45 ms.
-const COPY_STEP: usize = 128 * 1024;
+/// The copy goes `COPY_STEP` bytes at a time and stops at the first step
+/// that ends after `COPY_TIME` of copying. A warm mebibyte takes about
+/// 0.15 ms and still goes in one call. A fresh one, whose every page faults
+/// in, took 0.8-1.0 ms, close enough to 2 ms that a busy host made a stall
+/// of it (one `long_schedule` of 3 ms in 8 runs of the scheduler test); in
+/// steps, such calls take 0.3-0.45 ms.
+const COPY_STEP: NonZeroUsize = NonZeroUsize::new(128 * 1024).unwrap();
 const COPY_TIME: Duration = Duration::from_micros(250);
 
 /// A normal-scheduler call pauses after this many messages (about 0.3 ms of
@@ -323,11 +323,15 @@ fn feed_chunk<'a>(
                     .as_slice()
                     .get(..end)
                     .ok_or(FramerError::HeldMismatch)?;
-                let start = cost.start_clock();
+                cost.start_clock();
+                // Timed from the copy's own start: each call searches its
+                // chunk again up to the newline, which for a chunk of
+                // megabytes would leave the copy no time at all.
+                let copying = Instant::now();
                 if matches!(scheduler, Scheduler::Normal)
                     && n > COPY_SLICE
                     && !held.assemble_some(n, n + end, COPY_SLICE, COPY_STEP, || {
-                        start.elapsed() < COPY_TIME
+                        copying.elapsed() < COPY_TIME
                     })?
                 {
                     return Err(FramerError::Unfinished);

@@ -1,0 +1,91 @@
+//! Copying a message out of the pieces its held bytes were kept in.
+
+use std::num::NonZeroUsize;
+
+/// Fills `to` with the bytes of `pieces`, taken in order, from offset
+/// `from` on, in one pass; after each `step` bytes, goes on only while
+/// `more()`. Returns how many bytes it copied: `to.len()` unless it
+/// stopped early or the pieces ran out.
+pub fn copy_pieces<'p>(
+    pieces: impl Iterator<Item = &'p [u8]>,
+    from: usize,
+    to: &mut [u8],
+    step: NonZeroUsize,
+    mut more: impl FnMut() -> bool,
+) -> usize {
+    let (mut skip, mut at, mut in_step) = (from, 0, 0);
+    for bytes in pieces {
+        if at == to.len() {
+            break;
+        }
+        if skip >= bytes.len() {
+            skip -= bytes.len();
+            continue;
+        }
+        let mut bytes = &bytes[skip..];
+        skip = 0;
+        while !bytes.is_empty() && at < to.len() {
+            let n = bytes.len().min(to.len() - at).min(step.get() - in_step);
+            to[at..at + n].copy_from_slice(&bytes[..n]);
+            at += n;
+            in_step += n;
+            bytes = &bytes[n..];
+            if in_step == step.get() {
+                in_step = 0;
+                if !more() {
+                    return at;
+                }
+            }
+        }
+    }
+    at
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // A large message is copied over several calls, each stopping after
+    // some steps: wherever a call stops, in a piece or between two, the
+    // next one goes on from there, and the message gets every byte once.
+    #[test]
+    fn a_copy_stopped_after_any_step_resumes_where_it_stopped() {
+        let layouts: [&[usize]; 5] = [&[9], &[1, 2, 3], &[4, 0, 7, 1], &[3, 3, 3, 3], &[0, 5, 0]];
+        for sizes in layouts {
+            let bytes: Vec<u8> = (1..=sizes.iter().sum::<usize>() as u8).collect();
+            let mut pieces = Vec::new();
+            let mut rest = &bytes[..];
+            for &size in sizes {
+                let (piece, after) = rest.split_at(size);
+                pieces.push(piece);
+                rest = after;
+            }
+            for step in (1..=4).filter_map(NonZeroUsize::new) {
+                for steps_a_call in 1..=3 {
+                    for budget in [1, 2, 5, bytes.len()] {
+                        let mut message = vec![0; bytes.len()];
+                        let mut copied = 0;
+                        for _call in 0..=bytes.len() {
+                            let until = bytes.len().min(copied + budget);
+                            let mut steps = 0;
+                            copied += copy_pieces(
+                                pieces.iter().copied(),
+                                copied,
+                                &mut message[copied..until],
+                                step,
+                                || {
+                                    steps += 1;
+                                    steps < steps_a_call
+                                },
+                            );
+                        }
+                        assert_eq!(
+                            message, bytes,
+                            "pieces {sizes:?}, step {step}, {steps_a_call} steps a call, budget {budget}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
