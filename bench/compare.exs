@@ -17,12 +17,12 @@ defmodule Bench.Compare do
   @root Path.expand("..", __DIR__)
 
   def main(rev) do
-    module = build(rev)
-    rounds = String.to_integer(System.get_env("ROUNDS", "15"))
+    rounds = rounds!(System.get_env("ROUNDS", "15"))
     only = System.get_env("BENCH_ONLY", "")
+    module = build(rev)
 
     IO.puts("McpFramer now against #{rev}, interleaved, #{rounds} runs each, in one VM")
-    IO.puts("(ROUNDS=N for more; the same code against itself differs by up to 10%)")
+    IO.puts("(ROUNDS=N for more; the same code against itself can differ by 10% or more)")
     IO.puts("ratio = #{rev} time / time now: above 1.00x, now is faster\n")
     IO.puts("| workload | #{rev} MB/s | now MB/s | ratio, best runs | ratio, median runs |")
     IO.puts("|---|---:|---:|---:|---:|")
@@ -67,16 +67,25 @@ defmodule Bench.Compare do
     times
   end
 
+  defp rounds!(text) do
+    case Integer.parse(text) do
+      {rounds, ""} when rounds > 0 -> rounds
+      _ -> raise ArgumentError, "ROUNDS must be a positive integer, got: #{inspect(text)}"
+    end
+  end
+
   defp stats(times) do
     sorted = Enum.sort(times)
     {hd(sorted), Enum.at(sorted, div(length(sorted), 2))}
   end
 
   # Exports REV, renames its modules, builds its NIF and loads its modules;
-  # returns Rev.McpFramer. A revision already built is reused.
+  # returns Rev.McpFramer. A build is reused while the revision, this file,
+  # OTP and Elixir are the same.
   defp build(rev) do
-    sha = git!(["rev-parse", "--verify", rev <> "^{commit}"]) |> String.trim()
-    dir = Path.join([@root, "_build", "compare", sha])
+    sha = sha!(rev)
+    recipe = [File.read!(__ENV__.file), System.otp_release(), System.version()]
+    dir = Path.join([@root, "_build", "compare", "#{sha}-#{:erlang.phash2(recipe)}"])
     ebin = Path.join(dir, "ebin")
 
     unless File.exists?(Path.join(ebin, ".done")) do
@@ -97,8 +106,11 @@ defmodule Bench.Compare do
     File.mkdir_p!(src)
     tar = Path.join(src, "rev.tar")
     git!(["archive", "--output", tar, sha])
-    {_, 0} = System.cmd("tar", ["-xf", tar, "-C", src])
-    File.rm!(tar)
+
+    case System.cmd("tar", ["-xf", tar, "-C", src], stderr_to_stdout: true) do
+      {_, 0} -> File.rm!(tar)
+      {output, status} -> raise "tar exited with #{status}:\n#{output}"
+    end
   end
 
   # Renames McpFramer to Rev.McpFramer in the Elixir sources and in the
@@ -123,8 +135,10 @@ defmodule Bench.Compare do
     end
   end
 
+  # Each build has a target directory of its own, so that two comparisons
+  # at once cannot take each other's library.
   defp build_nif(src, native) do
-    target = Path.join([@root, "_build", "compare", "target"])
+    target = Path.join(Path.dirname(src), "target")
     args = ["build", "--release", "--locked", "--package", "mcp_framer_nif"]
     env = [{"CARGO_TARGET_DIR", target}]
 
@@ -158,6 +172,13 @@ defmodule Bench.Compare do
     case System.cmd("elixirc", ["-o", ebin | files], cd: src, stderr_to_stdout: true) do
       {_, 0} -> :ok
       {output, status} -> raise "elixirc exited with #{status}:\n#{output}"
+    end
+  end
+
+  defp sha!(rev) do
+    case System.cmd("git", ["rev-parse", "--verify", "--quiet", rev <> "^{commit}"], cd: @root) do
+      {sha, 0} -> String.trim(sha)
+      _ -> raise ArgumentError, "REV=#{rev} is not a commit of this repository"
     end
   end
 
