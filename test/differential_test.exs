@@ -38,10 +38,10 @@ defmodule McpFramer.DifferentialTest do
     compare(McpFramer.new(), PureFramer.new(), chunks, "80 chunks of 64 KiB, then a short one")
   end
 
-  # The copy goes 128 KiB at a time and stops once the call has run a
-  # quarter of a millisecond, as it often does on fresh memory: wherever
-  # it stops, in a gathered piece or a referenced one, the next call goes
-  # on from there.
+  # The copy goes 128 KiB at a time and stops after a quarter of a
+  # millisecond of copying, as it often does on fresh memory: wherever it
+  # stops, in a gathered piece or a referenced one, the next call goes on
+  # from there. (copy_pieces in the core crate is tested for every stop.)
   test "messages of 1-3 MiB copied in steps over pieces of every size agree with the baseline" do
     run_cases(4, 2, fn ->
       lines =
