@@ -324,17 +324,15 @@ fn feed_chunk<'a>(
                     .get(..end)
                     .ok_or(FramerError::HeldMismatch)?;
                 cost.start_clock();
-                // Timed from the copy's own start: each call searches its
-                // chunk again up to the newline, which for a chunk of
-                // megabytes would leave the copy no time at all.
-                let copying = Instant::now();
-                if matches!(scheduler, Scheduler::Normal)
-                    && n > COPY_SLICE
-                    && !held.assemble_some(n, n + end, COPY_SLICE, COPY_STEP, || {
-                        copying.elapsed() < COPY_TIME
-                    })?
-                {
-                    return Err(FramerError::Unfinished);
+                if matches!(scheduler, Scheduler::Normal) && n > COPY_SLICE {
+                    // Timed from the copy's own start: each call searches
+                    // its chunk again up to the newline, which for a chunk
+                    // of megabytes would leave the copy no time at all.
+                    let copying = Instant::now();
+                    let more = || copying.elapsed() < COPY_TIME;
+                    if !held.assemble_some(n, n + end, COPY_SLICE, COPY_STEP, more)? {
+                        return Err(FramerError::Unfinished);
+                    }
                 }
                 held.take_message(env, n, tail)?
             }
