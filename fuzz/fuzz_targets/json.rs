@@ -10,7 +10,8 @@
 //!   is -0.0 to serde_json, 0.0 to Jason.
 //! * Integers outside `i64` and `u64`: serde_json makes them floats, and
 //!   fails with "number out of range" past f64's range; Jason keeps them
-//!   exact.
+//!   exact up to 1,024 characters and refuses longer ones, which are past
+//!   f64's range too.
 //! * Nesting: serde_json gives up at 128 levels with "recursion limit
 //!   exceeded"; Jason has no limit. Past that, only our own checks apply.
 //!

@@ -1,7 +1,7 @@
 defmodule McpFramer.JSON do
   @moduledoc """
   Decodes a whole JSON document, such as an HTTP body or a file, exactly as
-  `Jason.decode/1` (1.4, default options) does, with the decoder that
+  `Jason.decode/1` (1.4.5, default options) does, with the decoder that
   `McpFramer.new(decode: :json)` runs on each message.
 
       iex> McpFramer.JSON.decode(~s({"jsonrpc":"2.0","id":1,"result":{"ok":true}}))
@@ -20,7 +20,10 @@ defmodule McpFramer.JSON do
     * Strings become UTF-8 binaries with every escape decoded. Surrogate
       pairs are joined; a lone surrogate, invalid UTF-8 and an unescaped
       byte below 0x20 are errors. `"\\u0000"` is fine.
-    * Integers become integers of any size; `-0` is 0. A number with a
+    * Integers become integers, bignums past 64 bits; `-0` is 0. As in
+      Jason 1.4.1 and later, an integer's text may be at most 1,024
+      characters long, sign included: a longer one is an error at its first
+      byte, with the integer as its `token`. A number with a
       fraction or an exponent becomes the float that
       `:erlang.binary_to_float/1` would make: `1E2` is 100.0 and `-0.0` is
       -0.0. One too large for a float (`1e400`) is an error; one too small

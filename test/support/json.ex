@@ -1,6 +1,6 @@
 defmodule McpFramer.TestJSON do
   @moduledoc false
-  # The test oracle for McpFramer.JSON: `decode/1` returns what Jason 1.4's
+  # The test oracle for McpFramer.JSON: `decode/1` returns what Jason 1.4.5's
   # `Jason.decode/1` returns with its default options, for every input. hex.pm,
   # and so Jason, is out of reach, so its rules are written out here, errors
   # included:
@@ -8,8 +8,9 @@ defmodule McpFramer.TestJSON do
   #   * `{:error, %{position: p, token: nil}}` when the input ends early
   #     (p is its length) or the byte at p cannot be there;
   #   * `{:error, %{position: p, token: t}}` when t, the bytes from p, is a
-  #     well-formed token with no value: a float that overflows, a `\u`
-  #     escape that is not hex, or a lone surrogate.
+  #     well-formed token with no value: an integer over 1,024 characters, a
+  #     float that overflows, a `\u` escape that is not hex, or a lone
+  #     surrogate.
   #
   # Where Jason reports an error somewhere other than at the first offending
   # byte, the function that does so says why. Nesting is kept on an explicit
@@ -266,6 +267,11 @@ defmodule McpFramer.TestJSON do
   defp hex_digit(byte) when byte in ?A..?F, do: byte - ?A + 10
   defp hex_digit(_byte), do: nil
 
+  # Jason 1.4.1 and later refuse an integer whose text, sign included, is
+  # longer than this, as a token at its first byte; a float's digits are
+  # not limited.
+  @integer_max_chars 1024
+
   # Numbers: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, nothing looser.
   # Where a digit is missing, the error is at the byte found instead. What
   # follows the longest match (`01` leaves `1`) is the caller's to reject.
@@ -288,6 +294,7 @@ defmodule McpFramer.TestJSON do
       cond do
         fraction? -> float(token, start)
         exponent? -> float(integer_exponent(input, start, integer_end, at), token, start)
+        byte_size(token) > @integer_max_chars -> throw({__MODULE__, start, token})
         true -> String.to_integer(token)
       end
 

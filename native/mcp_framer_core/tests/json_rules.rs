@@ -2,6 +2,7 @@
 
 use mcp_framer_core::json::{
     parse, Builder, Error, ErrorKind, Parser, Text, Unbalanced, Value, ValueBuilder,
+    INTEGER_MAX_CHARS,
 };
 use std::collections::BTreeMap;
 
@@ -321,7 +322,7 @@ fn integers_that_fit_i64_are_integers() {
 }
 
 #[test]
-fn integers_of_any_size_are_kept_exactly() {
+fn integers_beyond_i64_are_kept_exactly() {
     assert_eq!(
         ok("9223372036854775808"),
         Value::BigInteger("9223372036854775808".to_owned())
@@ -332,6 +333,70 @@ fn integers_of_any_size_are_kept_exactly() {
     );
     let huge = format!("-1{}", "0".repeat(400));
     assert_eq!(ok(&huge), Value::BigInteger(huge.clone()));
+}
+
+/// An integer of `chars` characters, sign included.
+fn integer_text(chars: usize, negative: bool) -> String {
+    let sign = if negative { "-" } else { "" };
+    format!("{sign}7{}", "1".repeat(chars - 1 - sign.len()))
+}
+
+#[test]
+fn an_integer_of_up_to_1024_characters_sign_included_is_decoded() {
+    assert_eq!(INTEGER_MAX_CHARS, 1024);
+    for chars in [1023, 1024] {
+        for negative in [false, true] {
+            let text = integer_text(chars, negative);
+            assert_eq!(ok(&text), Value::BigInteger(text.clone()));
+            let array = ok(&format!("[{text}]"));
+            assert_eq!(array, Value::Array(vec![Value::BigInteger(text.clone())]));
+        }
+    }
+}
+
+#[test]
+fn a_longer_integer_is_an_invalid_token_at_its_first_byte() {
+    for chars in [1025, 1026, 100_000] {
+        for negative in [false, true] {
+            let text = integer_text(chars, negative);
+            for (input, at) in [
+                (text.clone(), 0),
+                (format!("[{text}]"), 1),
+                (format!(r#"{{"n": {text}}}"#), 6),
+                (format!("[1, {text}, 2]"), 4),
+            ] {
+                let error = decode(input.as_bytes()).unwrap_err();
+                let expected = ErrorKind::InvalidToken { length: chars };
+                assert_eq!((error.position, error.kind), (at, expected), "{chars}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_long_integer_cut_off_by_the_end_is_still_an_invalid_token() {
+    let text = integer_text(1025, true);
+    let error = decode(format!("[{text}").as_bytes()).unwrap_err();
+    let expected = ErrorKind::InvalidToken { length: 1025 };
+    assert_eq!((error.position, error.kind), (1, expected));
+    assert_eq!(
+        kind(format!("[{}", integer_text(1024, true)).as_bytes()),
+        ErrorKind::UnexpectedEnd
+    );
+}
+
+#[test]
+fn a_long_integer_part_before_a_fraction_or_exponent_is_a_float() {
+    let digits = integer_text(1025, false);
+    // About 7e1024 before the exponent: only a negative one keeps it finite.
+    for input in [
+        format!("{digits}.5e-1030"),
+        format!("{digits}e-1030"),
+        format!("-{digits}E-1000"),
+    ] {
+        let expected: f64 = input.parse().unwrap();
+        assert_eq!(float(&input).to_bits(), expected.to_bits(), "{input}");
+    }
 }
 
 #[test]

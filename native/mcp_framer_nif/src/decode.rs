@@ -30,10 +30,6 @@ mod atoms {
 /// of a copy: the BEAM's own line between heap and reference-counted binaries.
 const SUB_BINARY_MIN: usize = 64;
 
-/// Under a budget, a big integer with more digits than this is not
-/// converted: the conversion is quadratic, and this many take about 2 us.
-const BUDGET_BIG_DIGITS_MAX: usize = 1000;
-
 /// Under a budget, the work a document may do inside tokens, where no
 /// builder call can stop it (see `Parser::parse_within`): about 0.5 ms.
 const BUDGET_FUEL: usize = 200_000;
@@ -50,10 +46,8 @@ const KEEP_TERMS: usize = 8192;
 pub enum Stop {
     /// It needs more time than the budget has left.
     Dirty,
-    /// The BEAM could not allocate a binary.
+    /// The BEAM could not allocate a binary or a bignum.
     NoMemory,
-    /// An integer the BEAM cannot hold.
-    Unrepresentable,
     /// The parser and the builder's stack disagree. Unreachable by design;
     /// reported instead of panicking.
     Broken,
@@ -324,20 +318,6 @@ impl Decoder {
                 ..
             }) => Err(Stop::Dirty),
             Err(json::Error {
-                kind: ErrorKind::Builder(Stop::Unrepresentable),
-                position,
-            }) => {
-                // An integer too large for the BEAM: Jason would raise
-                // system_limit; the framer makes it this message's error.
-                let rest = input.get(position..).unwrap_or_default();
-                let length = rest
-                    .iter()
-                    .take_while(|&&byte| byte == b'-' || byte.is_ascii_digit())
-                    .count();
-                let token = copy(env, &rest[..length])?;
-                Self::error_item(env, document, copy_strings, position, token)
-            }
-            Err(json::Error {
                 kind: ErrorKind::Builder(stop),
                 ..
             }) => Err(stop),
@@ -529,10 +509,8 @@ impl<'a> Builder<'a> for TermBuilder<'a, '_> {
     }
 
     fn big_integer(&mut self, digits: &'a str) -> Result<(), Stop> {
-        if self.budget.is_some() && digits.len() > BUDGET_BIG_DIGITS_MAX {
-            return Err(Stop::Dirty);
-        }
-        let term = big_integer(self.env, digits).ok_or(Stop::Unrepresentable)?;
+        // At most `json::INTEGER_MAX_CHARS` digits: a few microseconds.
+        let term = big_integer(self.env, digits).ok_or(Stop::NoMemory)?;
         let units = u32::try_from(digits.len() / 16).unwrap_or(u32::MAX);
         self.push(term, units.saturating_add(1))
     }
@@ -621,7 +599,7 @@ impl<'a> Builder<'a> for TermBuilder<'a, '_> {
 /// The integer whose decimal text is `digits` (an optional `-`, then
 /// digits), made through the external term format: the NIF interface has
 /// no other way to make a bignum. The conversion to base 2^64 is quadratic
-/// in the number of digits.
+/// in the number of digits, which the parser limits.
 fn big_integer(env: Env<'_>, digits: &str) -> Option<ErlNifTerm> {
     let (negative, digits) = match digits.strip_prefix('-') {
         Some(magnitude) => (true, magnitude),

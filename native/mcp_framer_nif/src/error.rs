@@ -62,7 +62,7 @@ impl From<Stop> for FramerError {
             Stop::NoMemory => FramerError::OutOfMemory,
             // A decoder returns neither: they are turned into a dirty
             // placeholder or an error item first.
-            Stop::Dirty | Stop::Unrepresentable | Stop::Broken => FramerError::DecoderMismatch,
+            Stop::Dirty | Stop::Broken => FramerError::DecoderMismatch,
         }
     }
 }

@@ -1,4 +1,4 @@
-//! A JSON parser that decodes exactly as Elixir's `Jason.decode/1` (1.4).
+//! A JSON parser that decodes exactly as Elixir's `Jason.decode/1` (1.4.5).
 //!
 //! The parser only recognises the grammar; what a value becomes is up to a
 //! [`Builder`], which it drives with one call per scalar and a begin/end pair
@@ -18,9 +18,11 @@
 //! * Strings must be valid UTF-8 with no unescaped byte below 0x20. All JSON
 //!   escapes are decoded; `\u` surrogate pairs are joined and a lone
 //!   surrogate is an error.
-//! * Numbers follow the JSON grammar strictly. Integers have any size; a
-//!   number with a fraction or exponent is a float, correctly rounded, and an
-//!   error if it overflows to infinity (underflow gives 0.0).
+//! * Numbers follow the JSON grammar strictly. An integer's text may be up
+//!   to [`INTEGER_MAX_CHARS`] long, sign included; a longer one is an
+//!   invalid token. A number with a fraction or exponent is a float, of any
+//!   length, correctly rounded, and an error if it overflows to infinity
+//!   (underflow gives 0.0).
 //!
 //! Errors carry the byte position Jason reports, which is the first
 //! offending byte except where Jason says otherwise (see [`ErrorKind`]).
@@ -29,6 +31,7 @@ mod number;
 mod string;
 mod value;
 
+pub use number::INTEGER_MAX_CHARS;
 pub use value::{Unbalanced, Value, ValueBuilder};
 
 use number::Number;
@@ -108,8 +111,9 @@ pub enum ErrorKind<E> {
     /// in a lone `\` or a short `\u` escape at that `\`.
     UnexpectedByte,
     /// The `length` bytes from `position` are a well-formed token that has
-    /// no value: a float that overflows, or a `\u` escape that is not hex or
-    /// is a lone surrogate (12 bytes when a high surrogate's partner is bad).
+    /// no value: an integer longer than [`INTEGER_MAX_CHARS`], a float that
+    /// overflows, or a `\u` escape that is not hex or is a lone surrogate
+    /// (12 bytes when a high surrogate's partner is bad).
     InvalidToken { length: usize },
     /// The parser used up the work `Parser::parse_within` allowed it, inside
     /// long runs of escapes, digits or whitespace. Nothing is wrong with the

@@ -2,6 +2,11 @@
 
 use super::{Cursor, Error, Syntax};
 
+/// The longest integer text, sign included, that Jason (1.4.1 and later)
+/// decodes: a longer one is a token error at its first byte. It bounds the
+/// conversion to a bignum, which takes time quadratic in the digits.
+pub const INTEGER_MAX_CHARS: usize = 1024;
+
 pub enum Number<'de> {
     Integer(i64),
     /// An integer outside `i64`, as its text.
@@ -41,6 +46,9 @@ impl<'de> Cursor<'de> {
             float = true;
         }
         let end = self.position;
+        if !float && end - start > INTEGER_MAX_CHARS {
+            return Err(Error::token(start, end - start));
+        }
         if end - start > 32 {
             self.burn(end - start)?;
         }
