@@ -169,7 +169,11 @@ defmodule McpFramer.SchedulerTest do
       {"a float of a million digits", port_chunks("0." <> :binary.copy("7", 1_000_000) <> "\n")},
       {"a million spaces", port_chunks(:binary.copy(" ", 1_000_000) <> "1\n")},
       {"a 1000 KB tools/list result", port_chunks(tools_list(1_000_000) <> "\n")},
-      {"an object of 50,000 pairs", port_chunks(big_object(50_000) <> "\n")}
+      {"an object of 50,000 pairs", port_chunks(big_object(50_000) <> "\n")},
+      # Integers over 1,024 characters are errors, found by one scan: just
+      # under the normal scheduler's size, and far over it.
+      {"a line of a million digits", port_chunks("[" <> :binary.copy("7", 1_000_000) <> "]\n")},
+      {"an 8 MiB line of digits", port_chunks("[" <> :binary.copy("7", 8 * @mib - 2) <> "]\n")}
     ]
   end
 
