@@ -386,6 +386,25 @@ fn a_long_integer_cut_off_by_the_end_is_still_an_invalid_token() {
 }
 
 #[test]
+fn the_digits_of_a_long_integer_end_at_the_first_other_byte() {
+    for count in 1..48 {
+        let digits = "7".repeat(count);
+        for byte in 0..=u8::MAX {
+            let mut input = digits.clone().into_bytes();
+            input.extend([byte, b' ']);
+            let decoded = decode(&input);
+            match byte {
+                b'0'..=b'9' | b' ' | b'\t' | b'\r' | b'\n' => {
+                    assert!(decoded.is_ok(), "{count} digits, then {byte}: {decoded:?}")
+                }
+                b'.' | b'e' | b'E' => assert_eq!(error_at(&input), count + 1),
+                _ => assert_eq!(error_at(&input), count, "{count} digits, then {byte}"),
+            }
+        }
+    }
+}
+
+#[test]
 fn a_long_integer_part_before_a_fraction_or_exponent_is_a_float() {
     let digits = integer_text(1025, false);
     // About 7e1024 before the exponent: only a negative one keeps it finite.

@@ -323,35 +323,49 @@ impl Decoder {
             }) => Err(stop),
             Err(json::Error { position, kind }) => {
                 let token = match kind {
-                    ErrorKind::InvalidToken { length } => {
-                        match input.get(position..).and_then(|rest| rest.get(..length)) {
-                            Some(token) => copy(env, token)?,
-                            None => return Err(Stop::Broken),
-                        }
-                    }
-                    _ => atoms::nil().as_c_arg(),
+                    ErrorKind::InvalidToken { length } => Some(length),
+                    _ => None,
                 };
                 Self::error_item(env, document, copy_strings, position, token)
             }
         }
     }
 
-    /// `{:error, %McpFramer.DecodeError{}}` for `document`.
+    /// `{:error, %McpFramer.DecodeError{}}` for `document`, whose token,
+    /// if any, is the `token` bytes from `position`.
     fn error_item<'a>(
         env: Env<'a>,
         document: Binary<'a>,
         copy_strings: bool,
         position: usize,
-        token: ErlNifTerm,
+        token: Option<usize>,
     ) -> Result<Term<'a>, Stop> {
         // With copied strings, the line in the error is a copy too: no part
         // of the result keeps the document's binary alive.
         let data = if copy_strings {
-            copy(env, document.as_slice())?
+            // SAFETY: `copy` made a binary in `env`.
+            unsafe { Term::new(env, copy(env, document.as_slice())?) }
         } else {
-            document.to_term(env).as_c_arg()
+            document.to_term(env)
         };
-        let error = decode_error(env, data, position, token)?;
+        let token = match token {
+            None => atoms::nil().as_c_arg(),
+            // A long token is part of the line the error holds anyway, as
+            // Jason's is; a short one is a copy that keeps nothing alive.
+            Some(length) if length >= SUB_BINARY_MIN => Binary::from_term(data)
+                .and_then(|line| line.make_subbinary(position, length))
+                .map_err(|_| Stop::Broken)?
+                .to_term(env)
+                .as_c_arg(),
+            Some(length) => {
+                let token = document
+                    .as_slice()
+                    .get(position..)
+                    .and_then(|rest| rest.get(..length));
+                copy(env, token.ok_or(Stop::Broken)?)?
+            }
+        };
+        let error = decode_error(env, data.as_c_arg(), position, token)?;
         Ok((atoms::error(), error).encode(env))
     }
 }

@@ -82,6 +82,30 @@ impl<'de> Cursor<'de> {
 
     #[inline(always)]
     fn skip_digits(&mut self) {
+        let short = self.position + 16;
+        while let Some(b'0'..=b'9') = self.peek() {
+            self.position += 1;
+            if self.position == short {
+                return self.skip_long_digits();
+            }
+        }
+    }
+
+    /// The rest of a run of digits, eight at a time: a hostile line of
+    /// digits is scanned at memory speed, not a byte per step.
+    #[cold]
+    #[inline(never)]
+    fn skip_long_digits(&mut self) {
+        while let Some(word) = self
+            .input
+            .get(self.position..)
+            .and_then(<[u8]>::first_chunk)
+        {
+            if !all_digits(u64::from_le_bytes(*word)) {
+                break;
+            }
+            self.position += 8;
+        }
         while let Some(b'0'..=b'9') = self.peek() {
             self.position += 1;
         }
@@ -112,4 +136,13 @@ fn small_integer(digits: &[u8], negative: bool) -> Option<i64> {
     } else {
         i64::try_from(magnitude).ok()
     }
+}
+
+/// Whether all eight bytes of `word` are ASCII digits. XORed with `'0'`,
+/// exactly the digits become 0 to 9; adding 0x76 then sets the high bit of
+/// each byte of 10 or more. A byte carries into the next only if its own
+/// high bit was set already, which `| x` keeps.
+fn all_digits(word: u64) -> bool {
+    let x = word ^ 0x3030_3030_3030_3030;
+    (x.wrapping_add(0x7676_7676_7676_7676) | x) & 0x8080_8080_8080_8080 == 0
 }
