@@ -163,6 +163,18 @@ defmodule Bench.DecodeTraffic do
     [~s({"jsonrpc":"2.0","id":#{id},"result":{"tools":[), Enum.intersperse(tools, ?,), "]}}"]
   end
 
+  # A tools/list result of `size` bytes or a little more: tools until then.
+  def tools_list(pool, id, size) do
+    tools =
+      Stream.repeatedly(fn -> IO.iodata_to_binary(tool(pool)) end)
+      |> Stream.transform(0, fn tool, bytes ->
+        if bytes < size, do: {[tool], bytes + byte_size(tool) + 1}, else: {:halt, bytes}
+      end)
+      |> Enum.intersperse(?,)
+
+    [~s({"jsonrpc":"2.0","id":#{id},"result":{"tools":[), tools, "]}}"]
+  end
+
   defp tool(pool) do
     annotations =
       if :rand.uniform(2) == 1,

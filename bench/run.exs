@@ -101,6 +101,7 @@ end
 
 # The decoding rows' messages, built with Bench.Traffic's helpers.
 Code.require_file("decode_traffic.exs", __DIR__)
+Code.require_file("documents.exs", __DIR__)
 
 defmodule Bench do
   alias Bench.Traffic, as: T
@@ -312,6 +313,7 @@ defmodule Bench do
     if only == "" or "port" =~ only, do: print_port(port_trace(text))
 
     Bench.Decoding.main(only)
+    Bench.Documents.main(only)
   end
 
   # A parity row below 1.0x but not below 0.95x is within this shared

@@ -19,6 +19,7 @@
 
 pub mod json;
 mod newlines;
+pub mod pace;
 mod pieces;
 
 use newlines::newlines;

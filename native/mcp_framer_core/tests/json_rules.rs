@@ -1,7 +1,7 @@
 //! One test per decoding rule of `Jason.decode/1`, named after it.
 
 use mcp_framer_core::json::{
-    parse, Builder, Error, ErrorKind, Parser, Text, Unbalanced, Value, ValueBuilder,
+    parse, Builder, Error, ErrorKind, Parser, Ration, Text, Unbalanced, Value, ValueBuilder,
     INTEGER_MAX_CHARS,
 };
 use std::collections::BTreeMap;
@@ -657,5 +657,61 @@ fn parse_within_stops_inside_long_escapes_digits_and_whitespace() {
         assert!(decode(input.as_bytes()).is_ok());
         let enough = parser.parse_within(input.as_bytes(), &mut ValueBuilder::new(), 1_000_000);
         assert!(enough.is_ok());
+    }
+}
+
+/// Gives `step` more fuel `times` times, noting where it was asked.
+struct Counted {
+    step: usize,
+    times: usize,
+    asked_at: Vec<usize>,
+}
+
+impl Ration for Counted {
+    fn more(&mut self, position: usize) -> usize {
+        self.asked_at.push(position);
+        if self.asked_at.len() > self.times {
+            return 0;
+        }
+        self.step
+    }
+}
+
+#[test]
+fn a_ration_is_asked_for_more_as_the_parse_goes_on_and_can_stop_it_there() {
+    let structure = format!("[{}1]", "{\"a\":[1,true]},".repeat(2_000));
+    let escapes = format!("\"{}\"", "\\n".repeat(100_000));
+    for input in [&structure, &escapes] {
+        let mut enough = Counted {
+            step: 1_000,
+            times: usize::MAX,
+            asked_at: Vec::new(),
+        };
+        let parsed = Parser::default().parse_rationed(
+            input.as_bytes(),
+            &mut ValueBuilder::new(),
+            1_000,
+            &mut enough,
+        );
+        assert_eq!(parsed, decode(input.as_bytes()));
+        assert!(enough.asked_at.len() > 10, "{}", enough.asked_at.len());
+        assert!(enough.asked_at.windows(2).all(|pair| pair[0] < pair[1]));
+        assert!(enough.asked_at.iter().all(|&at| at < input.len()));
+
+        let mut stopping = Counted {
+            step: 1_000,
+            times: 3,
+            asked_at: Vec::new(),
+        };
+        let stopped = Parser::default().parse_rationed(
+            input.as_bytes(),
+            &mut ValueBuilder::new(),
+            1_000,
+            &mut stopping,
+        );
+        let error = stopped.unwrap_err();
+        assert_eq!(error.kind, ErrorKind::Exhausted);
+        assert_eq!(Some(&error.position), stopping.asked_at.last());
+        assert_eq!(stopping.asked_at[..], enough.asked_at[..4]);
     }
 }

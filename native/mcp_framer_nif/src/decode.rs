@@ -4,13 +4,15 @@
 //! Finished terms wait on a stack. An array or object takes its items off
 //! the top and becomes one term, made from an array in a single call.
 
-use mcp_framer_core::json::{self, Builder, ErrorKind, Parser, Text};
+use mcp_framer_core::json::{self, Builder, ErrorKind, Parser, Ration, Text};
+use mcp_framer_core::pace;
 use rustler::sys::{
     enif_binary_to_term, enif_get_map_size, enif_make_double, enif_make_int64,
     enif_make_list_from_array, enif_make_map_from_arrays, enif_make_map_put, enif_make_new_binary,
     enif_make_new_map, ErlNifTerm,
 };
 use rustler::{Binary, Encoder, Env, Term};
+use std::cell::Cell;
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
 use std::time::{Duration, Instant};
@@ -30,9 +32,14 @@ mod atoms {
 /// of a copy: the BEAM's own line between heap and reference-counted binaries.
 const SUB_BINARY_MIN: usize = 64;
 
-/// Under a budget, the work a document may do inside tokens, where no
-/// builder call can stop it (see `Parser::parse_within`): about 0.5 ms.
-const BUDGET_FUEL: usize = 200_000;
+/// Under a budget, the parser's work between two looks at the clock, inside
+/// tokens too, where no builder call can stop it (see `json::Ration`).
+const FUEL_STEP: usize = 2048;
+
+/// A document this long has its decoding time predicted from its progress,
+/// so that one that cannot finish in time is left for a dirty scheduler as
+/// soon as that is clear, not when the time has run out.
+const PREDICTED_MIN: usize = 64 * 1024;
 
 /// A list or map of more terms than this is made only if the budget can
 /// afford it.
@@ -54,17 +61,21 @@ pub enum Stop {
 }
 
 /// The time a normal-scheduler call may spend decoding, from its start.
-/// The clock is read only every `CHECK_UNITS` units of work: a unit is a
-/// value, or 64 bytes of a string, roughly 10-30 ns.
+/// The clock is read every `CHECK_UNITS` units of building (a unit is a
+/// value, or 64 bytes of a string, roughly 10-30 ns) and whenever the
+/// parser asks for more fuel. Shared by the builder and the parser.
 pub struct Budget {
     /// Past this, the call decodes no further message.
     soft: Instant,
     /// Past this, the message being decoded is given up, to be decoded
     /// again on a dirty scheduler.
     hard: Instant,
-    units_left: u32,
+    units_left: Cell<u32>,
     /// The soft limit has passed.
-    pub spent: bool,
+    spent: Cell<bool>,
+    /// When the document being decoded started, and its length, if it is
+    /// long enough to predict.
+    document: Cell<Option<(Instant, usize)>>,
 }
 
 const CHECK_UNITS: u32 = 256;
@@ -74,16 +85,22 @@ impl Budget {
         Budget {
             soft: start + Duration::from_micros(300),
             hard: start + Duration::from_micros(700),
-            units_left: CHECK_UNITS,
-            spent: false,
+            units_left: Cell::new(CHECK_UNITS),
+            spent: Cell::new(false),
+            document: Cell::new(None),
         }
     }
 
+    /// Whether the soft limit has passed.
+    pub fn spent(&self) -> bool {
+        self.spent.get()
+    }
+
     #[inline]
-    pub fn charge(&mut self, units: u32) -> Result<(), Stop> {
-        match self.units_left.checked_sub(units) {
+    fn charge(&self, units: u32) -> Result<(), Stop> {
+        match self.units_left.get().checked_sub(units) {
             Some(left) if left > 0 => {
-                self.units_left = left;
+                self.units_left.set(left);
                 Ok(())
             }
             _ => self.check(),
@@ -92,25 +109,65 @@ impl Budget {
 
     /// Whether `nanos` more of work still ends before the hard limit: for
     /// a large list or map, which is made in one call that cannot stop.
-    fn afford(&mut self, nanos: u64) -> Result<(), Stop> {
+    fn afford(&self, nanos: u64) -> Result<(), Stop> {
         match Instant::now().checked_add(Duration::from_nanos(nanos)) {
             Some(end) if end < self.hard => Ok(()),
             _ => {
-                self.spent = true;
+                self.spent.set(true);
                 Err(Stop::Dirty)
             }
         }
     }
 
     #[cold]
-    fn check(&mut self) -> Result<(), Stop> {
-        self.units_left = CHECK_UNITS;
+    fn check(&self) -> Result<(), Stop> {
+        self.units_left.set(CHECK_UNITS);
+        self.now_within().map(|_| ())
+    }
+
+    /// The time now, if it is before the hard limit.
+    fn now_within(&self) -> Result<Instant, Stop> {
         let now = Instant::now();
-        self.spent |= now >= self.soft;
+        if now >= self.soft {
+            self.spent.set(true);
+        }
         if now >= self.hard {
             return Err(Stop::Dirty);
         }
-        Ok(())
+        Ok(now)
+    }
+
+    /// Starts the budget's share of a document `length` bytes long.
+    fn begin(&self, length: usize) {
+        let predicted = (length >= PREDICTED_MIN).then(|| (Instant::now(), length));
+        self.document.set(predicted);
+    }
+
+    /// Whether the document, `position` bytes into it `now`, will be done
+    /// before the hard limit at its pace so far: if not, it is better
+    /// decoded on a dirty scheduler at once than after the time has run out.
+    fn on_pace(&self, now: Instant, position: usize) -> bool {
+        let Some((started, length)) = self.document.get() else {
+            return true;
+        };
+        let spent = now.saturating_duration_since(started);
+        pace::on_pace(
+            spent,
+            position,
+            length,
+            self.hard.saturating_duration_since(now),
+        )
+    }
+}
+
+/// The parser runs on the budget's time: more fuel while the document is
+/// on pace to finish before the hard limit.
+impl Ration for &Budget {
+    fn more(&mut self, position: usize) -> usize {
+        match self.now_within() {
+            Ok(now) if self.on_pace(now, position) => FUEL_STEP,
+            _ => 0,
+        }
     }
 }
 
@@ -193,9 +250,8 @@ impl KnownKeys<'_> {
     }
 }
 
-/// A longer message is never decoded on a normal scheduler. Decoding runs
-/// at 0.1 ns a byte through plain strings and 1-10 ns through structure
-/// and escapes; work inside one token is bounded by `BUDGET_FUEL`.
+/// A longer message is never decoded on a normal scheduler: only one made
+/// mostly of plain strings could finish in time.
 pub const NORMAL_MAX: usize = 1024 * 1024;
 
 /// A framer's decoder and options.
@@ -227,7 +283,7 @@ impl Decoding {
         &mut self,
         env: Env<'a>,
         message: Binary<'a>,
-        budget: Option<&mut Budget>,
+        budget: Option<&Budget>,
         keys: &mut Keys<'a>,
     ) -> Result<Item<'a>, Stop> {
         let decoded = self
@@ -271,22 +327,23 @@ impl Decoder {
     /// is the document.
     ///
     /// With a `budget`, it stops with [`Stop::Dirty`] rather than go past
-    /// the budget's hard limit, and at once for a document over
-    /// [`NORMAL_MAX`].
+    /// the budget's hard limit: at once for a document over [`NORMAL_MAX`],
+    /// and as soon as one over `PREDICTED_MIN` falls behind the pace that
+    /// would finish it in time, so that little work is thrown away.
     pub fn decode<'a>(
         &mut self,
         env: Env<'a>,
         document: Binary<'a>,
         copy_strings: bool,
-        budget: Option<&mut Budget>,
+        budget: Option<&Budget>,
         keys: &mut Keys<'a>,
     ) -> Result<Term<'a>, Stop> {
         let input = document.as_slice();
-        let fuel = match budget {
+        match budget {
             Some(_) if input.len() > NORMAL_MAX => return Err(Stop::Dirty),
-            Some(_) => BUDGET_FUEL,
-            None => usize::MAX,
-        };
+            Some(budget) => budget.begin(input.len()),
+            None => {}
+        }
         let table = &*self.key_table as *const KeyTable as usize;
         if keys.table != table {
             keys.filled = 0;
@@ -305,7 +362,13 @@ impl Decoder {
             keys: &mut self.keys,
             values: &mut self.values,
         };
-        let parsed = self.parser.parse_within(input, &mut builder, fuel);
+        let parsed = match budget {
+            Some(mut budget) => {
+                self.parser
+                    .parse_rationed(input, &mut builder, FUEL_STEP, &mut budget)
+            }
+            None => self.parser.parse(input, &mut builder),
+        };
         for buffer in [&mut self.stack, &mut self.keys, &mut self.values] {
             buffer.clear();
             buffer.shrink_to(KEEP_TERMS);
@@ -439,7 +502,7 @@ struct TermBuilder<'a, 'd> {
     document: Binary<'a>,
     /// Every string is a copy, so no decoded term keeps the document alive.
     copy_strings: bool,
-    budget: Option<&'d mut Budget>,
+    budget: Option<&'d Budget>,
     known_keys: KnownKeys<'d>,
     stack: &'d mut Vec<ErlNifTerm>,
     keys: &'d mut Vec<ErlNifTerm>,
@@ -455,7 +518,7 @@ impl<'a> TermBuilder<'a, '_> {
 
     #[inline]
     fn charge(&mut self, units: u32) -> Result<(), Stop> {
-        match &mut self.budget {
+        match self.budget {
             Some(budget) => budget.charge(units),
             None => Ok(()),
         }
@@ -487,7 +550,7 @@ impl<'a> TermBuilder<'a, '_> {
     ) -> Result<(), Stop> {
         let from = self.stack.len().checked_sub(count).ok_or(Stop::Broken)?;
         if count > LARGE_CONTAINER {
-            if let Some(budget) = &mut self.budget {
+            if let Some(budget) = self.budget {
                 // About 100 ns a term for a large map; less for a list.
                 budget.afford(count as u64 * 100)?;
             }

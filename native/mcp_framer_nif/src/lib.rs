@@ -295,7 +295,7 @@ fn feed_chunk<'a>(
         // A list is built from at most u32::MAX terms at once.
         Scheduler::Dirty => u32::MAX as usize,
     };
-    let mut budget = match (&decoding, scheduler) {
+    let budget = match (&decoding, scheduler) {
         (Some(_), Scheduler::Normal) => Some(Budget::new(cost.start_clock())),
         _ => None,
     };
@@ -308,7 +308,7 @@ fn feed_chunk<'a>(
 
     messages.clear();
     let fed = core.feed_offering(chunk.as_slice(), |message| {
-        let spent = budget.as_ref().is_some_and(|budget| budget.spent);
+        let spent = budget.as_ref().is_some_and(Budget::spent);
         if messages.len() == max_messages || (spent && !messages.is_empty()) {
             return Ok(Reply::Declined);
         }
@@ -339,7 +339,7 @@ fn feed_chunk<'a>(
         };
         let item = match decoding.as_deref_mut() {
             None => binary.to_term(env),
-            Some(decoding) => match decoding.item(env, binary, budget.as_mut(), &mut keys)? {
+            Some(decoding) => match decoding.item(env, binary, budget.as_ref(), &mut keys)? {
                 Item::Decoded(item) => item,
                 Item::LeftDirty(item) => {
                     left_dirty = true;
@@ -402,10 +402,10 @@ fn feed_chunk<'a>(
 #[rustler::nif]
 fn decode<'a>(env: Env<'a>, document: Binary<'a>, copy_strings: bool) -> NifResult<Term<'a>> {
     let mut cost = CallCost::new(document.len());
-    let mut budget = Budget::new(cost.start_clock());
+    let budget = Budget::new(cost.start_clock());
     let mut keys = Keys::new(env);
     let decoded = with_decoder(|decoder| {
-        decoder.decode(env, document, copy_strings, Some(&mut budget), &mut keys)
+        decoder.decode(env, document, copy_strings, Some(&budget), &mut keys)
     });
     cost.report(env);
     match decoded {

@@ -115,9 +115,8 @@ pub enum ErrorKind<E> {
     /// overflows, or a `\u` escape that is not hex or is a lone surrogate
     /// (12 bytes when a high surrogate's partner is bad).
     InvalidToken { length: usize },
-    /// The parser used up the work `Parser::parse_within` allowed it, inside
-    /// long runs of escapes, digits or whitespace. Nothing is wrong with the
-    /// input as far as it was read.
+    /// The parser used up the work it was allowed (see [`Ration`]). Nothing
+    /// is wrong with the input as far as it was read.
     Exhausted,
     /// The builder refused a value.
     Builder(E),
@@ -171,6 +170,30 @@ impl Error<std::convert::Infallible> {
 /// Grammar errors, before a builder's error type is known.
 type Syntax = Error<std::convert::Infallible>;
 
+/// Rations the parser's work: once the fuel it was given runs out, the
+/// parser asks for more, telling how far into the input it has got. A
+/// unit of fuel is about 2.5 ns here: each value costs four, an escape two
+/// a byte, a long number one a byte, whitespace one per two bytes and the
+/// text between escapes one per eight (plain strings are free).
+pub trait Ration {
+    /// More fuel, at `position`; 0 stops the parse with
+    /// [`ErrorKind::Exhausted`] there.
+    fn more(&mut self, position: usize) -> usize;
+}
+
+/// No fuel beyond what the parse started with.
+struct NoMore;
+
+impl Ration for NoMore {
+    fn more(&mut self, _position: usize) -> usize {
+        0
+    }
+}
+
+/// What a value costs in fuel, whatever it is: structure alone, with no
+/// long token in it, still reports its progress.
+const VALUE_FUEL: usize = 4;
+
 /// A container still waiting for its closing bracket, with how many items
 /// (or pairs) it has so far.
 enum Open {
@@ -212,21 +235,32 @@ impl Parser {
     }
 
     /// Like [`Parser::parse`], but stops with [`ErrorKind::Exhausted`]
-    /// once the work done inside tokens, which no builder call interrupts,
-    /// passes `fuel`. A unit is about 2.5 ns here: an escape costs two per
-    /// byte, a long number one per byte, whitespace one per two bytes and
-    /// the text between escapes one per eight (plain strings are free).
+    /// once its work passes `fuel` (see [`Ration`] for the units).
     pub fn parse_within<'de, B: Builder<'de>>(
         &mut self,
         input: &'de [u8],
         builder: &mut B,
         fuel: usize,
     ) -> Result<B::Value, Error<B::Error>> {
+        self.parse_rationed(input, builder, fuel, &mut NoMore)
+    }
+
+    /// Like [`Parser::parse`], starting with `fuel` and asking `ration`
+    /// for more each time it runs out, inside a token too: a caller can
+    /// stop a parse that will take too long as soon as it can tell.
+    pub fn parse_rationed<'de, B: Builder<'de>>(
+        &mut self,
+        input: &'de [u8],
+        builder: &mut B,
+        fuel: usize,
+        ration: &mut dyn Ration,
+    ) -> Result<B::Value, Error<B::Error>> {
         let mut cursor = Cursor {
             input,
             position: 0,
             scratch: std::mem::take(&mut self.scratch),
             fuel,
+            ration,
         };
         let mut open = std::mem::take(&mut self.open);
         let parsed = parse_with(&mut cursor, &mut open, builder);
@@ -251,12 +285,13 @@ impl Parser {
 }
 
 fn parse_with<'de, B: Builder<'de>>(
-    cursor: &mut Cursor<'de>,
+    cursor: &mut Cursor<'de, '_>,
     open: &mut Vec<Open>,
     builder: &mut B,
 ) -> Result<B::Value, Error<B::Error>> {
     let input = cursor.input;
     'value: loop {
+        cursor.burn(VALUE_FUEL).map_err(Error::cast)?;
         cursor.skip_whitespace().map_err(Error::cast)?;
         let start = cursor.position;
         let built = match cursor.peek() {
@@ -369,16 +404,17 @@ fn parse_with<'de, B: Builder<'de>>(
 }
 
 /// The input and how far parsing has got; `position <= input.len()` always.
-struct Cursor<'de> {
+struct Cursor<'de, 'r> {
     input: &'de [u8],
     position: usize,
     /// Where strings with escapes are decoded, reused across strings.
     scratch: Vec<u8>,
-    /// Work left inside tokens; see [`Parser::parse_within`].
+    /// Work left before `ration` is asked for more.
     fuel: usize,
+    ration: &'r mut dyn Ration,
 }
 
-impl<'de> Cursor<'de> {
+impl<'de> Cursor<'de, '_> {
     #[inline(always)]
     fn peek(&self) -> Option<u8> {
         self.input.get(self.position).copied()
@@ -396,7 +432,8 @@ impl<'de> Cursor<'de> {
         }
     }
 
-    /// Uses up `units` of the fuel, or fails where the cursor is.
+    /// Uses up `units` of the fuel, asking for more when it runs out, or
+    /// fails where the cursor is.
     #[inline(always)]
     fn burn(&mut self, units: usize) -> Result<(), Syntax> {
         match self.fuel.checked_sub(units) {
@@ -404,10 +441,26 @@ impl<'de> Cursor<'de> {
                 self.fuel = left;
                 Ok(())
             }
-            None => Err(Error {
-                position: self.position,
-                kind: ErrorKind::Exhausted,
-            }),
+            None => self.refuel(units),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn refuel(&mut self, units: usize) -> Result<(), Syntax> {
+        loop {
+            let more = self.ration.more(self.position);
+            if more == 0 {
+                return Err(Error {
+                    position: self.position,
+                    kind: ErrorKind::Exhausted,
+                });
+            }
+            self.fuel = self.fuel.saturating_add(more);
+            if let Some(left) = self.fuel.checked_sub(units) {
+                self.fuel = left;
+                return Ok(());
+            }
         }
     }
 

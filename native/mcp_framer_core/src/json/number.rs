@@ -14,7 +14,7 @@ pub enum Number<'de> {
     Float(f64),
 }
 
-impl<'de> Cursor<'de> {
+impl<'de> Cursor<'de, '_> {
     /// A number starting at the current byte, which is `-` or a digit.
     ///
     /// Scanning stops at the first byte the grammar cannot continue with;

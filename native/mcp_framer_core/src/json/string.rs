@@ -3,7 +3,7 @@
 
 use super::{Cursor, Error, Syntax, Text};
 
-impl<'de> Cursor<'de> {
+impl<'de> Cursor<'de, '_> {
     /// The string whose opening quote is just behind the cursor.
     pub(super) fn string(&mut self) -> Result<Text<'de, '_>, Syntax> {
         let input = self.input;
@@ -42,6 +42,8 @@ impl<'de> Cursor<'de> {
                 // An earlier byte that is not UTF-8 is reported first.
                 return Err(bad_utf8(input, start, stop).unwrap_or(error));
             }
+            // Where a ration is asked for more: the parse has got this far.
+            self.position = run;
             self.burn(2 * (run - stop))?;
             let next = find_special(input, run);
             stop = next.stop;

@@ -1,0 +1,93 @@
+defmodule Bench.Documents do
+  # Documents a normal scheduler cannot decode in time, up to 1 MiB, the
+  # largest size it tries: each must go to a dirty scheduler having thrown
+  # away no more than a few microseconds of work. Each is decoded by
+  # McpFramer.JSON.decode/1 and by the dirty NIF straight away, which is the
+  # least it could cost; and framed as a line cut as a Port reads it, by a
+  # decoding framer and by a framing one whose messages go straight to the
+  # dirty NIF, in pipe-sized reads. Both sides of a pair alternate, each run in a fresh process
+  # with its result dropped; the table shows the median of each.
+
+  alias Bench.DecodeTraffic, as: D
+  alias Bench.Traffic, as: T
+  alias McpFramer.Native
+
+  @runs 15
+  @kib 1024
+
+  def documents({pool, noise}) do
+    for {kind, make} <- [
+          {"text with escapes", &D.text_result(pool, &1, &2)},
+          {"tools/list", &D.tools_list(pool, &1, &2)},
+          {"base64 blob", &D.blob_result(noise, &1, &2)}
+        ],
+        size <- [300 * @kib, 600 * @kib, 1000 * @kib] do
+      document = IO.iodata_to_binary(make.(size, size))
+      {"#{kind}, #{div(byte_size(document), @kib)} KiB", document}
+    end
+  end
+
+  def main(only) do
+    # BENCH_ONLY="documents" runs these alone.
+    if "decode documents" =~ only do
+      T.seed(300)
+      print(documents({D.pool(), D.noise()}))
+    end
+  end
+
+  defp print(documents) do
+    IO.puts(
+      "\nDocuments over a normal scheduler's time, against decoding them on a dirty " <>
+        "scheduler from the start; median of #{@runs} alternating runs, " <>
+        "ratio = dirty-from-start time / our time\n"
+    )
+
+    IO.puts(
+      "| document | JSON.decode/1 µs | dirty from the start µs | ratio | " <>
+        "framed, decode: :json µs | framed, then dirty µs | ratio |"
+    )
+
+    IO.puts("|---|---:|---:|---:|---:|---:|---:|")
+
+    for {name, document} <- documents do
+      chunks = T.chunks([document, ?\n], &T.pipe_size/0)
+
+      {ours, dirty} =
+        pair(fn -> {:ok, _} = McpFramer.JSON.decode(document) end, fn ->
+          {:ok, _} = Native.decode_dirty(document, false)
+        end)
+
+      {framed, framed_dirty} =
+        pair(fn -> [{:ok, _}] = frame(McpFramer.new(decode: :json), chunks, & &1) end, fn ->
+          [{:ok, _}] = frame(McpFramer.new(), chunks, &Native.decode_dirty(&1, false))
+        end)
+
+      IO.puts(
+        "| #{name} | #{ours} | #{dirty} | #{Bench.ratio(dirty / ours)} | " <>
+          "#{framed} | #{framed_dirty} | #{Bench.ratio(framed_dirty / framed)} |"
+      )
+    end
+  end
+
+  defp frame(framer, chunks, then) do
+    {items, _framer} =
+      Enum.flat_map_reduce(chunks, framer, fn chunk, framer ->
+        {:ok, items, framer} = McpFramer.feed(framer, chunk)
+        {Enum.map(items, then), framer}
+      end)
+
+    items
+  end
+
+  # Median times in µs of `ours` and `theirs`, run in turn.
+  defp pair(ours, theirs) do
+    times =
+      for _ <- 1..@runs, side <- [ours, theirs] do
+        Task.async(fn -> elem(:timer.tc(side), 0) end) |> Task.await(:infinity)
+      end
+
+    {median(Enum.take_every(times, 2)), median(Enum.drop_every(times, 2))}
+  end
+
+  defp median(times), do: Enum.at(Enum.sort(times), div(length(times), 2))
+end
