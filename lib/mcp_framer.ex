@@ -192,36 +192,28 @@ defmodule McpFramer do
 
   def feed(framer, _chunk), do: raise(not_a_framer(framer))
 
-  # Every successful NIF call advances the state's generation by one, and
-  # the struct follows. The NIF returns early rather than hold a normal
-  # scheduler too long: it asks for a dirty scheduler before touching a
-  # large chunk, returns :copying, to be called again, while it copies a
-  # large message into place, or pauses after a number of messages with the
-  # state as if the chunk had ended there.
+  # The NIF's replies, as native/mcp_framer_nif/src/outcome.rs defines
+  # them, one clause each below:
   #
-  # Another process holds the lock for a moment; let it finish, then ask
-  # again. It is either feeding the same value, in which case this call
-  # will find its framer stale, or it is about to be refused for a stale one.
-  defp finish(:busy, framer, chunk, acc, tag), do: retry(framer, chunk, acc, tag, 1)
+  #   reply                               generation  then
+  #   {:ok | :error, items}               advances    done
+  #   {:continue, tag, items, consumed}   advances    feed the rest
+  #   :copying                            advances    feed the same chunk
+  #   :continue_dirty                     stays       feed_dirty the chunk
+  #   :busy                               stays       yield, ask again
+  #   {:decode_dirty, reply}              as reply    decode its placeholders
+  #
+  # The NIF returns early rather than hold a normal scheduler too long. On
+  # :busy another process holds the lock for a moment: it is either feeding
+  # the same value, and this call will then find its framer stale, or it is
+  # about to be refused for a stale one.
+  defp finish({last_tag, messages}, framer, _chunk, acc, tag) when last_tag in [:ok, :error] do
+    messages = Enum.reduce(acc, messages, &(&1 ++ &2))
 
-  # Messages a normal scheduler had no time to decode are decoded on a
-  # dirty one, each in a call of its own.
-  defp finish({:decode_dirty, result}, framer, chunk, acc, tag) do
-    result
-    |> decode_left_dirty()
-    |> finish(framer, chunk, acc, tag)
-  end
-
-  defp finish(:copying, framer, chunk, acc, tag) do
-    framer.resource
-    |> Native.feed(framer.generation, chunk)
-    |> finish(framer, chunk, acc, tag)
-  end
-
-  defp finish(:continue_dirty, framer, chunk, acc, tag) do
-    framer.resource
-    |> Native.feed_dirty(framer.generation, chunk)
-    |> finish(framer, chunk, acc, tag)
+    case worst(tag, last_tag) do
+      :ok -> {:ok, messages, advance(framer)}
+      :error -> {:error, :message_too_large, messages, advance(framer)}
+    end
   end
 
   defp finish({:continue, part_tag, messages, consumed}, framer, chunk, acc, tag) do
@@ -233,13 +225,28 @@ defmodule McpFramer do
     |> finish(framer, rest, [messages | acc], worst(tag, part_tag))
   end
 
-  defp finish({last_tag, messages}, framer, _chunk, acc, tag) do
-    messages = Enum.reduce(acc, messages, &(&1 ++ &2))
+  defp finish(:copying, framer, chunk, acc, tag) do
+    framer = advance(framer)
 
-    case worst(tag, last_tag) do
-      :ok -> {:ok, messages, advance(framer)}
-      :error -> {:error, :message_too_large, messages, advance(framer)}
-    end
+    framer.resource
+    |> Native.feed(framer.generation, chunk)
+    |> finish(framer, chunk, acc, tag)
+  end
+
+  defp finish(:continue_dirty, framer, chunk, acc, tag) do
+    framer.resource
+    |> Native.feed_dirty(framer.generation, chunk)
+    |> finish(framer, chunk, acc, tag)
+  end
+
+  defp finish(:busy, framer, chunk, acc, tag), do: retry(framer, chunk, acc, tag, 1)
+
+  # Messages a normal scheduler had no time to decode are decoded on a
+  # dirty one, each in a call of its own.
+  defp finish({:decode_dirty, result}, framer, chunk, acc, tag) do
+    result
+    |> decode_left_dirty()
+    |> finish(framer, chunk, acc, tag)
   end
 
   defp decode_left_dirty({tag, items}), do: {tag, Enum.map(items, &decode_item/1)}

@@ -3,19 +3,21 @@
 //!
 //! Finished terms wait on a stack. An array or object takes its items off
 //! the top and becomes one term, made from an array in a single call.
+//!
+//! Each scheduler thread has one [`Decoder`], whose buffers every document
+//! decoded there reuses; a NIF call uses it through a [`Session`].
 
-use mcp_framer_core::json::{self, Builder, ErrorKind, Parser, Ration, Text};
-use mcp_framer_core::pace;
+use crate::timeslice::{self, OutOfTime, Timeslice};
+use mcp_framer_core::json::{self, Builder, ErrorKind, Parser, Text};
 use rustler::sys::{
     enif_binary_to_term, enif_get_map_size, enif_make_double, enif_make_int64,
     enif_make_list_from_array, enif_make_map_from_arrays, enif_make_map_put, enif_make_new_binary,
     enif_make_new_map, ErlNifTerm,
 };
 use rustler::{Binary, Encoder, Env, Term};
-use std::cell::Cell;
+use std::cell::RefCell;
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
-use std::time::{Duration, Instant};
 
 mod atoms {
     rustler::atoms! {
@@ -32,17 +34,8 @@ mod atoms {
 /// of a copy: the BEAM's own line between heap and reference-counted binaries.
 const SUB_BINARY_MIN: usize = 64;
 
-/// Under a budget, the parser's work between two looks at the clock, inside
-/// tokens too, where no builder call can stop it (see `json::Ration`).
-const FUEL_STEP: usize = 2048;
-
-/// A document this long has its decoding time predicted from its progress,
-/// so that one that cannot finish in time is left for a dirty scheduler as
-/// soon as that is clear, not when the time has run out.
-const PREDICTED_MIN: usize = 64 * 1024;
-
-/// A list or map of more terms than this is made only if the budget can
-/// afford it.
+/// A list or map of more terms than this is made only if the call's time
+/// can afford it: it is made in one call that cannot stop.
 const LARGE_CONTAINER: usize = 1024;
 
 /// Terms kept between documents, per buffer; more is freed.
@@ -51,7 +44,7 @@ const KEEP_TERMS: usize = 8192;
 /// Why a document's decoding stopped short of a result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stop {
-    /// It needs more time than the budget has left.
+    /// It needs more time than the call has left.
     Dirty,
     /// The BEAM could not allocate a binary or a bignum.
     NoMemory,
@@ -60,159 +53,44 @@ pub enum Stop {
     Broken,
 }
 
-/// The time a normal-scheduler call may spend decoding, from its start.
-/// The clock is read every `CHECK_UNITS` units of building (a unit is a
-/// value, or 64 bytes of a string, roughly 10-30 ns) and whenever the
-/// parser asks for more fuel. Shared by the builder and the parser.
-pub struct Budget {
-    /// Past this, the call decodes no further message.
-    soft: Instant,
-    /// Past this, the message being decoded is given up, to be decoded
-    /// again on a dirty scheduler.
-    hard: Instant,
-    units_left: Cell<u32>,
-    /// The soft limit has passed.
-    spent: Cell<bool>,
-    /// When the document being decoded started, and its length, if it is
-    /// long enough to predict.
-    document: Cell<Option<(Instant, usize)>>,
-}
-
-const CHECK_UNITS: u32 = 256;
-
-impl Budget {
-    pub fn new(start: Instant) -> Budget {
-        Budget {
-            soft: start + Duration::from_micros(300),
-            hard: start + Duration::from_micros(700),
-            units_left: Cell::new(CHECK_UNITS),
-            spent: Cell::new(false),
-            document: Cell::new(None),
-        }
-    }
-
-    /// Whether the soft limit has passed.
-    pub fn spent(&self) -> bool {
-        self.spent.get()
-    }
-
-    #[inline]
-    fn charge(&self, units: u32) -> Result<(), Stop> {
-        match self.units_left.get().checked_sub(units) {
-            Some(left) if left > 0 => {
-                self.units_left.set(left);
-                Ok(())
-            }
-            _ => self.check(),
-        }
-    }
-
-    /// Whether `nanos` more of work still ends before the hard limit: for
-    /// a large list or map, which is made in one call that cannot stop.
-    fn afford(&self, nanos: u64) -> Result<(), Stop> {
-        match Instant::now().checked_add(Duration::from_nanos(nanos)) {
-            Some(end) if end < self.hard => Ok(()),
-            _ => {
-                self.spent.set(true);
-                Err(Stop::Dirty)
-            }
-        }
-    }
-
-    #[cold]
-    fn check(&self) -> Result<(), Stop> {
-        self.units_left.set(CHECK_UNITS);
-        self.now_within().map(|_| ())
-    }
-
-    /// The time now, if it is before the hard limit.
-    fn now_within(&self) -> Result<Instant, Stop> {
-        let now = Instant::now();
-        if now >= self.soft {
-            self.spent.set(true);
-        }
-        if now >= self.hard {
-            return Err(Stop::Dirty);
-        }
-        Ok(now)
-    }
-
-    /// Starts the budget's share of a document `length` bytes long.
-    fn begin(&self, length: usize) {
-        let predicted = (length >= PREDICTED_MIN).then(|| (Instant::now(), length));
-        self.document.set(predicted);
-    }
-
-    /// Whether the document, `position` bytes into it `now`, will be done
-    /// before the hard limit at its pace so far: if not, it is better
-    /// decoded on a dirty scheduler at once than after the time has run out.
-    fn on_pace(&self, now: Instant, position: usize) -> bool {
-        let Some((started, length)) = self.document.get() else {
-            return true;
-        };
-        let spent = now.saturating_duration_since(started);
-        pace::on_pace(
-            spent,
-            position,
-            length,
-            self.hard.saturating_duration_since(now),
-        )
+impl From<OutOfTime> for Stop {
+    fn from(_: OutOfTime) -> Stop {
+        Stop::Dirty
     }
 }
 
-/// The parser runs on the budget's time: more fuel while the document is
-/// on pace to finish before the hard limit.
-impl Ration for &Budget {
-    fn more(&mut self, position: usize) -> usize {
-        match self.now_within() {
-            Ok(now) if self.on_pace(now, position) => FUEL_STEP,
-            _ => 0,
-        }
-    }
-}
-
-/// Short object keys already made in one NIF call, to be made once: MCP
-/// messages repeat a few keys ("jsonrpc", "type", "properties") thousands
-/// of times. A term is valid only in the environment it was made in, so
-/// which slots of the decoder's key table hold this call's keys is kept
-/// here, with that environment's lifetime; a new call starts with none.
-pub struct Keys<'a> {
-    /// Bit `i` is set once slot `i` holds a key made in this call.
+/// The object keys of one NIF call, to be made once: MCP messages repeat a
+/// few keys ("jsonrpc", "type", "properties") thousands of times. A slot is
+/// read only while its bit in `filled` is set; a new [`Session`] clears
+/// them all, since a term is valid only in the call that made it.
+struct KeyTable {
+    slots: [KeySlot; KEY_SLOTS],
     filled: u64,
-    /// The address of the table the bits are about: a `Keys` handed to
-    /// another decoder starts empty there.
-    table: usize,
-    env: PhantomData<Env<'a>>,
-}
-
-impl<'a> Keys<'a> {
-    pub fn new(_env: Env<'a>) -> Keys<'a> {
-        Keys {
-            filled: 0,
-            table: 0,
-            env: PhantomData,
-        }
-    }
 }
 
 const KEY_SLOTS: usize = 64;
 const KEY_MAX: usize = 22;
 
+#[derive(Clone, Copy)]
 struct KeySlot {
     len: u8,
     bytes: [u8; KEY_MAX],
-    term: ErlNifTerm,
+    term: Option<ErlNifTerm>,
 }
 
-type KeyTable = [MaybeUninit<KeySlot>; KEY_SLOTS];
+impl KeyTable {
+    fn new() -> KeyTable {
+        let empty = KeySlot {
+            len: 0,
+            bytes: [0; KEY_MAX],
+            term: None,
+        };
+        KeyTable {
+            slots: [empty; KEY_SLOTS],
+            filled: 0,
+        }
+    }
 
-/// The key table, seen through one call's `Keys`.
-struct KnownKeys<'d> {
-    table: &'d mut KeyTable,
-    filled: &'d mut u64,
-}
-
-impl KnownKeys<'_> {
     /// The slot a key may be kept in; `None` for keys too long to keep.
     #[inline]
     fn index(key: &[u8]) -> Option<usize> {
@@ -226,78 +104,33 @@ impl KnownKeys<'_> {
     #[inline]
     fn get(&self, key: &[u8]) -> Option<ErlNifTerm> {
         let index = Self::index(key)?;
-        if *self.filled & (1 << index) == 0 {
+        if self.filled & (1 << index) == 0 {
             return None;
         }
-        // SAFETY: a slot's bit is set only after the slot was written, in
-        // this call.
-        let slot = unsafe { self.table[index].assume_init_ref() };
-        (usize::from(slot.len) == key.len() && slot.bytes[..key.len()] == *key).then_some(slot.term)
+        let slot = &self.slots[index];
+        let same = usize::from(slot.len) == key.len() && slot.bytes[..key.len()] == *key;
+        same.then_some(slot.term)?
     }
 
     fn put(&mut self, key: &[u8], term: ErlNifTerm) {
         let Some(index) = Self::index(key) else {
             return;
         };
-        let mut bytes = [0; KEY_MAX];
-        bytes[..key.len()].copy_from_slice(key);
-        self.table[index].write(KeySlot {
-            len: key.len() as u8,
-            bytes,
-            term,
-        });
-        *self.filled |= 1 << index;
+        let slot = &mut self.slots[index];
+        slot.len = key.len() as u8;
+        slot.bytes[..key.len()].copy_from_slice(key);
+        slot.term = Some(term);
+        self.filled |= 1 << index;
     }
-}
-
-/// A longer message is never decoded on a normal scheduler: only one made
-/// mostly of plain strings could finish in time.
-pub const NORMAL_MAX: usize = 1024 * 1024;
-
-/// A framer's decoder and options.
-pub struct Decoding {
-    decoder: Decoder,
-    copy_strings: bool,
 }
 
 /// What a framed message becomes.
 pub enum Item<'a> {
     /// What `Jason.decode/1` returns for it.
     Decoded(Term<'a>),
-    /// `{:decode_dirty, message, copy_strings}`: over the call's budget, to
+    /// `{:decode_dirty, message, copy_strings}`: over the call's time, to
     /// be decoded on a dirty scheduler by the Elixir side.
     LeftDirty(Term<'a>),
-}
-
-impl Decoding {
-    pub fn new(copy_strings: bool) -> Decoding {
-        Decoding {
-            decoder: Decoder::default(),
-            copy_strings,
-        }
-    }
-
-    /// The item for `message`; under a `budget`, one that would go past it
-    /// is left dirty.
-    pub fn item<'a>(
-        &mut self,
-        env: Env<'a>,
-        message: Binary<'a>,
-        budget: Option<&Budget>,
-        keys: &mut Keys<'a>,
-    ) -> Result<Item<'a>, Stop> {
-        let decoded = self
-            .decoder
-            .decode(env, message, self.copy_strings, budget, keys);
-        match decoded {
-            Ok(item) => Ok(Item::Decoded(item)),
-            Err(Stop::Dirty) => {
-                let left = (atoms::decode_dirty(), message, self.copy_strings);
-                Ok(Item::LeftDirty(left.encode(env)))
-            }
-            Err(stop) => Err(stop),
-        }
-    }
 }
 
 /// A decoder's buffers, reused from one document to the next.
@@ -316,60 +149,95 @@ impl Default for Decoder {
             stack: Vec::new(),
             keys: Vec::new(),
             values: Vec::new(),
-            key_table: Box::new([const { MaybeUninit::uninit() }; KEY_SLOTS]),
+            key_table: Box::new(KeyTable::new()),
         }
     }
 }
 
-impl Decoder {
+/// Runs `f` with this scheduler thread's decoder, for a call in `env`.
+pub fn with_session<'a, T>(env: Env<'a>, f: impl FnOnce(&mut Session<'_, 'a>) -> T) -> T {
+    thread_local! {
+        static DECODER: RefCell<Decoder> = RefCell::new(Decoder::default());
+    }
+    DECODER.with(|decoder| f(&mut Session::new(&mut decoder.borrow_mut(), env)))
+}
+
+/// The decoder, for the documents of one NIF call in `env`.
+pub struct Session<'d, 'a> {
+    decoder: &'d mut Decoder,
+    env: PhantomData<Env<'a>>,
+}
+
+impl<'d, 'a> Session<'d, 'a> {
+    fn new(decoder: &'d mut Decoder, _env: Env<'a>) -> Session<'d, 'a> {
+        // The keys were made in another call.
+        decoder.key_table.filled = 0;
+        Session {
+            decoder,
+            env: PhantomData,
+        }
+    }
+
+    /// The item for a framed `message`; one that would go past the call's
+    /// `limits` is left dirty.
+    pub fn item(
+        &mut self,
+        env: Env<'a>,
+        message: Binary<'a>,
+        copy_strings: bool,
+        limits: Option<&Timeslice>,
+    ) -> Result<Item<'a>, Stop> {
+        match self.decode(env, message, copy_strings, limits) {
+            Ok(item) => Ok(Item::Decoded(item)),
+            Err(Stop::Dirty) => {
+                let left = (atoms::decode_dirty(), message, copy_strings);
+                Ok(Item::LeftDirty(left.encode(env)))
+            }
+            Err(stop) => Err(stop),
+        }
+    }
+
     /// Decodes `document` into what `Jason.decode/1` returns for it:
     /// `{:ok, term}`, or `{:error, %McpFramer.DecodeError{}}` whose `data`
     /// is the document.
     ///
-    /// With a `budget`, it stops with [`Stop::Dirty`] rather than go past
-    /// the budget's hard limit: at once for a document over [`NORMAL_MAX`],
-    /// and as soon as one over `PREDICTED_MIN` falls behind the pace that
-    /// would finish it in time, so that little work is thrown away.
-    pub fn decode<'a>(
+    /// Under `limits`, it stops with [`Stop::Dirty`] rather than go past
+    /// their hard limit: at once for a document over
+    /// [`timeslice::DECODE_NORMAL_MAX`], and for a long one as soon as it
+    /// falls behind the pace that would finish it in time.
+    pub fn decode(
         &mut self,
         env: Env<'a>,
         document: Binary<'a>,
         copy_strings: bool,
-        budget: Option<&Budget>,
-        keys: &mut Keys<'a>,
+        limits: Option<&Timeslice>,
     ) -> Result<Term<'a>, Stop> {
         let input = document.as_slice();
-        match budget {
-            Some(_) if input.len() > NORMAL_MAX => return Err(Stop::Dirty),
-            Some(budget) => budget.begin(input.len()),
+        match limits {
+            Some(_) if input.len() > timeslice::DECODE_NORMAL_MAX => return Err(Stop::Dirty),
+            Some(time) => time.begin_document(input.len()),
             None => {}
         }
-        let table = &*self.key_table as *const KeyTable as usize;
-        if keys.table != table {
-            keys.filled = 0;
-            keys.table = table;
-        }
+        let decoder = &mut *self.decoder;
         let mut builder = TermBuilder {
             env,
             document,
             copy_strings,
-            budget,
-            known_keys: KnownKeys {
-                table: &mut self.key_table,
-                filled: &mut keys.filled,
-            },
-            stack: &mut self.stack,
-            keys: &mut self.keys,
-            values: &mut self.values,
+            limits,
+            key_table: &mut decoder.key_table,
+            stack: &mut decoder.stack,
+            keys: &mut decoder.keys,
+            values: &mut decoder.values,
         };
-        let parsed = match budget {
-            Some(mut budget) => {
-                self.parser
-                    .parse_rationed(input, &mut builder, FUEL_STEP, &mut budget)
+        let parsed = match limits {
+            Some(mut time) => {
+                decoder
+                    .parser
+                    .parse_rationed(input, &mut builder, timeslice::FUEL_STEP, &mut time)
             }
-            None => self.parser.parse(input, &mut builder),
+            None => decoder.parser.parse(input, &mut builder),
         };
-        for buffer in [&mut self.stack, &mut self.keys, &mut self.values] {
+        for buffer in [&mut decoder.stack, &mut decoder.keys, &mut decoder.values] {
             buffer.clear();
             buffer.shrink_to(KEEP_TERMS);
         }
@@ -389,48 +257,48 @@ impl Decoder {
                     ErrorKind::InvalidToken { length } => Some(length),
                     _ => None,
                 };
-                Self::error_item(env, document, copy_strings, position, token)
+                error_item(env, document, copy_strings, position, token)
             }
         }
     }
+}
 
-    /// `{:error, %McpFramer.DecodeError{}}` for `document`, whose token,
-    /// if any, is the `token` bytes from `position`.
-    fn error_item<'a>(
-        env: Env<'a>,
-        document: Binary<'a>,
-        copy_strings: bool,
-        position: usize,
-        token: Option<usize>,
-    ) -> Result<Term<'a>, Stop> {
-        // With copied strings, the line in the error is a copy too: no part
-        // of the result keeps the document's binary alive.
-        let data = if copy_strings {
-            // SAFETY: `copy` made a binary in `env`.
-            unsafe { Term::new(env, copy(env, document.as_slice())?) }
-        } else {
-            document.to_term(env)
-        };
-        let token = match token {
-            None => atoms::nil().as_c_arg(),
-            // A long token is part of the line the error holds anyway, as
-            // Jason's is; a short one is a copy that keeps nothing alive.
-            Some(length) if length >= SUB_BINARY_MIN => Binary::from_term(data)
-                .and_then(|line| line.make_subbinary(position, length))
-                .map_err(|_| Stop::Broken)?
-                .to_term(env)
-                .as_c_arg(),
-            Some(length) => {
-                let token = document
-                    .as_slice()
-                    .get(position..)
-                    .and_then(|rest| rest.get(..length));
-                copy(env, token.ok_or(Stop::Broken)?)?
-            }
-        };
-        let error = decode_error(env, data.as_c_arg(), position, token)?;
-        Ok((atoms::error(), error).encode(env))
-    }
+/// `{:error, %McpFramer.DecodeError{}}` for `document`, whose token, if
+/// any, is the `token` bytes from `position`.
+fn error_item<'a>(
+    env: Env<'a>,
+    document: Binary<'a>,
+    copy_strings: bool,
+    position: usize,
+    token: Option<usize>,
+) -> Result<Term<'a>, Stop> {
+    // With copied strings, the line in the error is a copy too: no part of
+    // the result keeps the document's binary alive.
+    let data = if copy_strings {
+        // SAFETY: `copy` made a binary in `env`.
+        unsafe { Term::new(env, copy(env, document.as_slice())?) }
+    } else {
+        document.to_term(env)
+    };
+    let token = match token {
+        None => atoms::nil().as_c_arg(),
+        // A long token is part of the line the error holds anyway, as
+        // Jason's is; a short one is a copy that keeps nothing alive.
+        Some(length) if length >= SUB_BINARY_MIN => Binary::from_term(data)
+            .and_then(|line| line.make_subbinary(position, length))
+            .map_err(|_| Stop::Broken)?
+            .to_term(env)
+            .as_c_arg(),
+        Some(length) => {
+            let token = document
+                .as_slice()
+                .get(position..)
+                .and_then(|rest| rest.get(..length));
+            copy(env, token.ok_or(Stop::Broken)?)?
+        }
+    };
+    let error = decode_error(env, data.as_c_arg(), position, token)?;
+    Ok((atoms::error(), error).encode(env))
 }
 
 /// `%McpFramer.DecodeError{position: ..., token: ..., data: document}`.
@@ -502,8 +370,8 @@ struct TermBuilder<'a, 'd> {
     document: Binary<'a>,
     /// Every string is a copy, so no decoded term keeps the document alive.
     copy_strings: bool,
-    budget: Option<&'d Budget>,
-    known_keys: KnownKeys<'d>,
+    limits: Option<&'d Timeslice>,
+    key_table: &'d mut KeyTable,
     stack: &'d mut Vec<ErlNifTerm>,
     keys: &'d mut Vec<ErlNifTerm>,
     values: &'d mut Vec<ErlNifTerm>,
@@ -518,8 +386,8 @@ impl<'a> TermBuilder<'a, '_> {
 
     #[inline]
     fn charge(&mut self, units: u32) -> Result<(), Stop> {
-        match self.budget {
-            Some(budget) => budget.charge(units),
+        match self.limits {
+            Some(time) => Ok(time.charge(units)?),
             None => Ok(()),
         }
     }
@@ -550,9 +418,9 @@ impl<'a> TermBuilder<'a, '_> {
     ) -> Result<(), Stop> {
         let from = self.stack.len().checked_sub(count).ok_or(Stop::Broken)?;
         if count > LARGE_CONTAINER {
-            if let Some(budget) = self.budget {
+            if let Some(time) = self.limits {
                 // About 100 ns a term for a large map; less for a list.
-                budget.afford(count as u64 * 100)?;
+                time.afford(count as u64 * 100)?;
             }
         }
         let term = make(self, from)?;
@@ -624,11 +492,11 @@ impl<'a> Builder<'a> for TermBuilder<'a, '_> {
         if key.len() >= SUB_BINARY_MIN {
             return self.string(text);
         }
-        let term = match self.known_keys.get(key) {
+        let term = match self.key_table.get(key) {
             Some(term) => term,
             None => {
                 let term = copy(self.env, key)?;
-                self.known_keys.put(key, term);
+                self.key_table.put(key, term);
                 term
             }
         };

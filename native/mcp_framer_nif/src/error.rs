@@ -28,9 +28,6 @@ pub enum FramerError {
     /// The JSON parser and the term builder disagree. Unreachable by
     /// design; reported instead of panicking.
     DecoderMismatch,
-    /// Not raised: a feed stops with it, changing nothing in the framer,
-    /// when it has copied its share of a large message.
-    Unfinished,
 }
 
 impl FramerError {
@@ -51,7 +48,6 @@ impl FramerError {
             FramerError::OutOfMemory => "McpFramer could not allocate a message buffer",
             FramerError::HeldMismatch => "McpFramer internal error: held bytes out of step",
             FramerError::DecoderMismatch => "McpFramer internal error: JSON decoder out of step",
-            FramerError::Unfinished => "McpFramer internal error: an unfinished copy escaped",
         }
     }
 }
@@ -60,8 +56,8 @@ impl From<Stop> for FramerError {
     fn from(stop: Stop) -> FramerError {
         match stop {
             Stop::NoMemory => FramerError::OutOfMemory,
-            // A decoder returns neither: they are turned into a dirty
-            // placeholder or an error item first.
+            // Time runs out only under limits, whose callers leave the
+            // message for a dirty scheduler instead.
             Stop::Dirty | Stop::Broken => FramerError::DecoderMismatch,
         }
     }

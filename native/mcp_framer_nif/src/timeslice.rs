@@ -1,0 +1,312 @@
+//! How long a NIF call may run, and what it does when it cannot finish.
+//!
+//! A normal scheduler must get its thread back within about a millisecond,
+//! and every call made on one has a [`Timeslice`]:
+//!
+//! * Work known to be too long goes to a dirty CPU scheduler before it
+//!   starts: a chunk over [`NORMAL_CHUNK_MAX`] before it is searched, a
+//!   message over [`DECODE_NORMAL_MAX`] before it is decoded.
+//! * The rest runs against one clock and two limits. Past [`SOFT`], the call
+//!   takes no new message and a large copy stops at its next step; past
+//!   [`HARD`], the message being decoded is left for a dirty scheduler, and
+//!   so is a long document as soon as its pace shows it would get there.
+//! * A call also stops after a number of messages (see
+//!   [`Timeslice::max_messages`]), and copies at most [`COPY_SLICE`] bytes
+//!   of a large message.
+//! * The clock starts only for work whose time a byte count does not
+//!   predict: a large chunk, a copy of held bytes, a decode. A small chunk
+//!   searched without a copy is estimated instead: reading the clock costs
+//!   as much as such a call.
+//! * On the way out the call reports its time to the scheduler, once
+//!   (`enif_consume_timeslice`; a no-op on a dirty scheduler).
+//!
+//! A call that stops early says so in its [`crate::outcome::Outcome`].
+
+use mcp_framer_core::json::Ration;
+use mcp_framer_core::pace;
+use rustler::schedule::consume_timeslice;
+use rustler::Env;
+use std::cell::Cell;
+use std::num::NonZeroUsize;
+use std::time::{Duration, Instant};
+
+/// Past this, a call starts no new message, and a copy no new step.
+pub const SOFT: Duration = Duration::from_micros(300);
+
+/// Past this, the message being decoded is given up, to be decoded again on
+/// a dirty scheduler: the call must still end well before 2 ms.
+pub const HARD: Duration = Duration::from_micros(700);
+
+/// A chunk larger than this is framed on a dirty scheduler: searching it
+/// and the heap its messages make would hold a normal one too long.
+pub const NORMAL_CHUNK_MAX: usize = 4 * 1024 * 1024;
+
+/// A message longer than this is decoded on a dirty scheduler: only one
+/// made mostly of plain strings could finish in time.
+pub const DECODE_NORMAL_MAX: usize = 1024 * 1024;
+
+/// A message that completes with more held bytes than this is copied into
+/// place over several calls, at most this many bytes each.
+pub const COPY_SLICE: usize = 1024 * 1024;
+
+/// A sliced copy looks at the clock after every step of this size.
+pub const COPY_STEP: NonZeroUsize = NonZeroUsize::new(128 * 1024).unwrap();
+
+/// Chunks this large start the clock with the call: their search alone
+/// has a cost worth measuring.
+const TIMED_CHUNK_MIN: usize = 32 * 1024;
+
+/// A normal-scheduler call takes at most this many messages: each is a
+/// term for the list the call returns.
+const MESSAGES_MAX: usize = 8192;
+
+/// Fewer for a chunk larger than a Port delivers: a list of thousands of
+/// messages outgrows the process heap and costs a copying collection.
+const LARGE_CHUNK_MESSAGES_MAX: usize = 2048;
+const PORT_CHUNK_MAX: usize = 64 * 1024;
+
+/// And fewer when decoding: each message is several terms at least.
+const DECODE_MESSAGES_MAX: usize = 2048;
+
+/// The clock is read every this many units of term building: a unit is a
+/// value, or 64 bytes of a string.
+const CHECK_UNITS: u32 = 256;
+
+/// The parser's work between two looks at the clock, inside a token too
+/// (see `json::Ration`); a parse starts with this much.
+pub const FUEL_STEP: usize = 2048;
+
+/// A document this long has its pace watched, so that one that cannot
+/// finish in time goes to a dirty scheduler at once, not when the time has
+/// run out.
+const PACED_MIN: usize = 64 * 1024;
+
+/// One percent of a time slice, as `enif_consume_timeslice` counts it.
+const PERCENT: Duration = Duration::from_micros(10);
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Scheduler {
+    Normal,
+    Dirty,
+}
+
+/// One call's time. Shared by the feed loop, the term builder and the
+/// parser, so its state is in cells.
+pub struct Timeslice {
+    scheduler: Scheduler,
+    /// The bytes the call was given, and the messages it took: what an
+    /// untimed call is estimated from.
+    chunk: usize,
+    messages: Cell<usize>,
+    /// When the clock started, if it has.
+    started: Cell<Option<Instant>>,
+    /// The soft limit has passed.
+    spent: Cell<bool>,
+    /// Building left before the next look at the clock.
+    units_left: Cell<u32>,
+    /// When the document being decoded started, and its length, if its
+    /// pace is watched.
+    document: Cell<Option<(Instant, usize)>>,
+    /// The call stopped short and gives its thread up: it reports a whole
+    /// slice.
+    yields: Cell<bool>,
+}
+
+impl Timeslice {
+    /// The time of a call given `chunk` bytes.
+    pub fn new(scheduler: Scheduler, chunk: usize) -> Timeslice {
+        let timed = scheduler == Scheduler::Normal && chunk >= TIMED_CHUNK_MIN;
+        Timeslice {
+            scheduler,
+            chunk,
+            messages: Cell::new(0),
+            started: Cell::new(timed.then(Instant::now)),
+            spent: Cell::new(false),
+            units_left: Cell::new(CHECK_UNITS),
+            document: Cell::new(None),
+            yields: Cell::new(false),
+        }
+    }
+
+    /// Whether the chunk must be framed on a dirty scheduler instead.
+    pub fn needs_dirty(&self) -> bool {
+        self.scheduler == Scheduler::Normal && self.chunk > NORMAL_CHUNK_MAX
+    }
+
+    /// The most messages the call may take.
+    pub fn max_messages(&self, decoding: bool) -> usize {
+        match self.scheduler {
+            // A list is made from at most u32::MAX terms.
+            Scheduler::Dirty => u32::MAX as usize,
+            Scheduler::Normal if decoding => DECODE_MESSAGES_MAX,
+            Scheduler::Normal if self.chunk > PORT_CHUNK_MAX => LARGE_CHUNK_MESSAGES_MAX,
+            Scheduler::Normal => MESSAGES_MAX,
+        }
+    }
+
+    /// The limits decoding runs under: none on a dirty scheduler.
+    pub fn limits(&self) -> Option<&Timeslice> {
+        (self.scheduler == Scheduler::Normal).then_some(self)
+    }
+
+    /// Whether a message that completes with `held` bytes is copied in
+    /// slices, over several calls.
+    pub fn copies_in_slices(&self, held: usize) -> bool {
+        self.scheduler == Scheduler::Normal && held > COPY_SLICE
+    }
+
+    /// Starts the clock, if it has not started: the work about to begin is
+    /// not predicted by a byte count.
+    pub fn start_clock(&self) {
+        if self.started.get().is_none() {
+            self.started.set(Some(Instant::now()));
+        }
+    }
+
+    /// Whether the soft limit has passed, as last seen.
+    pub fn spent(&self) -> bool {
+        self.spent.get()
+    }
+
+    /// Whether a copy may go on for another step: until the soft limit.
+    pub fn copy_more(&self) -> bool {
+        self.now_within(SOFT).is_some()
+    }
+
+    pub fn count_messages(&self, messages: usize) {
+        self.messages.set(messages);
+    }
+
+    /// The call stops short of its chunk and gives its thread up.
+    pub fn yield_thread(&self) {
+        self.yields.set(true);
+    }
+
+    /// Building `units` more terms, within the hard limit.
+    #[inline]
+    pub fn charge(&self, units: u32) -> Result<(), OutOfTime> {
+        match self.units_left.get().checked_sub(units) {
+            Some(left) if left > 0 => {
+                self.units_left.set(left);
+                Ok(())
+            }
+            _ => self.check(),
+        }
+    }
+
+    #[cold]
+    fn check(&self) -> Result<(), OutOfTime> {
+        self.units_left.set(CHECK_UNITS);
+        self.now_within(HARD).map(|_| ()).ok_or(OutOfTime)
+    }
+
+    /// Whether `nanos` more of work, which cannot stop once started (a
+    /// large list or map, made in one call), still ends within the hard
+    /// limit.
+    pub fn afford(&self, nanos: u64) -> Result<(), OutOfTime> {
+        let ends = self
+            .now_within(HARD)
+            .and_then(|now| now.checked_add(Duration::from_nanos(nanos)));
+        match ends {
+            Some(end) if end < self.clock() + HARD => Ok(()),
+            _ => {
+                self.spent.set(true);
+                Err(OutOfTime)
+            }
+        }
+    }
+
+    /// A document of `length` bytes starts decoding; a long one has its
+    /// pace watched.
+    pub fn begin_document(&self, length: usize) {
+        self.start_clock();
+        let paced = (length >= PACED_MIN).then(|| (Instant::now(), length));
+        self.document.set(paced);
+    }
+
+    /// When the clock started, starting it now if it has not.
+    fn clock(&self) -> Instant {
+        self.start_clock();
+        self.started.get().unwrap_or_else(Instant::now)
+    }
+
+    /// The time now, if it is within `limit` of the clock's start. Past the
+    /// soft limit, the call is spent.
+    fn now_within(&self, limit: Duration) -> Option<Instant> {
+        let started = self.clock();
+        let now = Instant::now();
+        let elapsed = now.saturating_duration_since(started);
+        if elapsed >= SOFT {
+            self.spent.set(true);
+        }
+        (elapsed < limit).then_some(now)
+    }
+
+    /// Whether the document, `position` bytes in `now`, keeps a pace that
+    /// ends it within the hard limit.
+    fn on_pace(&self, now: Instant, position: usize) -> bool {
+        let Some((started, length)) = self.document.get() else {
+            return true;
+        };
+        let left = (self.clock() + HARD).saturating_duration_since(now);
+        pace::on_pace(
+            now.saturating_duration_since(started),
+            position,
+            length,
+            left,
+        )
+    }
+
+    /// What the call took: measured if the clock ran, else estimated
+    /// generously as 200 ns, a search at 2 GB/s and 40 ns a message.
+    fn used(&self) -> Duration {
+        match self.started.get() {
+            Some(started) => started.elapsed(),
+            None => {
+                let nanos = 200 + self.chunk as u64 / 2 + 40 * self.messages.get() as u64;
+                Duration::from_nanos(nanos)
+            }
+        }
+    }
+
+    /// Reports the call's time to the scheduler, as it returns. Time below
+    /// a whole percent is carried to the next call on the same thread,
+    /// which may be another process's: rounding each call up to 1% would
+    /// make a process feeding small chunks yield ten times too often. A
+    /// call that gave its thread up reports a whole slice.
+    pub fn report(&self, env: Env<'_>) {
+        thread_local! {
+            static UNREPORTED: Cell<Duration> = const { Cell::new(Duration::ZERO) };
+        }
+        if self.yields.get() {
+            consume_timeslice(env, 100);
+            return;
+        }
+        UNREPORTED.with(|unreported| {
+            let total = unreported.get().saturating_add(self.used());
+            let percent = total.as_nanos() / PERCENT.as_nanos();
+            let rest = total.as_nanos() % PERCENT.as_nanos();
+            unreported.set(Duration::from_nanos(rest as u64));
+            // Over a whole slice, one slice: the call is preempted all the
+            // same, and the next process is not charged for it.
+            if percent > 0 {
+                consume_timeslice(env, percent.min(100) as i32);
+            }
+        });
+    }
+}
+
+/// The call's time has run out for the work under way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutOfTime;
+
+/// The parser runs on the call's time: more fuel while the call is within
+/// its hard limit and the document on pace to finish within it.
+impl Ration for &Timeslice {
+    fn more(&mut self, position: usize) -> usize {
+        match self.now_within(HARD) {
+            Some(now) if self.on_pace(now, position) => FUEL_STEP,
+            _ => 0,
+        }
+    }
+}

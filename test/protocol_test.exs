@@ -1,0 +1,137 @@
+defmodule McpFramer.ProtocolTest do
+  # The replies of McpFramer.Native.feed/3, each with its effect on the
+  # framer's generation, as the table in native/mcp_framer_nif/src/outcome.rs
+  # and lib/mcp_framer.ex gives them. A reply that advances the generation
+  # leaves the old one stale; one that stays leaves it current.
+  use ExUnit.Case, async: true
+
+  alias McpFramer.Native
+
+  @mib 1024 * 1024
+
+  defp resource(opts \\ []), do: McpFramer.new(opts).resource
+
+  defp stale?(resource, generation) do
+    Native.buffered_bytes(resource, generation)
+    false
+  rescue
+    error in ArgumentError ->
+      assert error.message =~ "stale McpFramer"
+      true
+  end
+
+  defp advanced?(resource, from) do
+    assert stale?(resource, from)
+    refute stale?(resource, from + 1)
+    true
+  end
+
+  defp stayed?(resource, at) do
+    refute stale?(resource, at)
+    true
+  end
+
+  test "a chunk framed whole is {:ok, items} and advances the generation" do
+    resource = resource()
+    assert Native.feed(resource, 0, "a\nb\n") == {:ok, ["a", "b"]}
+    assert advanced?(resource, 0)
+  end
+
+  test "a chunk with a line over the cap is {:error, items} and advances the generation" do
+    resource = resource(max_message_bytes: 2)
+    assert Native.feed(resource, 0, "a\nlong\nb\n") == {:error, ["a", "b"]}
+    assert advanced?(resource, 0)
+  end
+
+  test "a call that stops after a number of messages is {:continue, tag, items, consumed} and advances the generation" do
+    resource = resource()
+    chunk = :binary.copy("{}\n", 10_000)
+    assert {:continue, :ok, items, consumed} = Native.feed(resource, 0, chunk)
+    assert consumed == 3 * length(items) and consumed < byte_size(chunk)
+    assert advanced?(resource, 0)
+
+    rest = binary_part(chunk, consumed, byte_size(chunk) - consumed)
+    assert {:ok, more} = Native.feed(resource, 1, rest)
+    assert length(items) + length(more) == 10_000
+  end
+
+  test "a large message copied over several calls is :copying, which advances the generation" do
+    {resource, generation} = holding(3 * @mib)
+    assert Native.feed(resource, generation, "\n") == :copying
+    assert advanced?(resource, generation)
+    assert [message] = copy_to_the_end(resource, generation + 1, "\n")
+    assert byte_size(message) == 3 * @mib
+  end
+
+  test "a chunk too large for a normal scheduler is :continue_dirty and changes nothing" do
+    resource = resource()
+    chunk = :binary.copy("x\n", 3 * @mib)
+    assert Native.feed(resource, 0, chunk) == :continue_dirty
+    assert stayed?(resource, 0)
+    assert {:ok, items} = Native.feed_dirty(resource, 0, chunk)
+    assert length(items) == 3 * @mib
+  end
+
+  test "a call while another process holds the framer is :busy and changes nothing" do
+    resource = resource()
+    chunk = :binary.copy("x", 256 * @mib)
+    parent = self()
+
+    spawn_link(fn -> send(parent, {:fed, Native.feed_dirty(resource, 0, chunk)}) end)
+    assert wait_until_busy(resource) == :busy
+    assert Native.feed(resource, 0, "") == :busy
+    # Over the cap: the line is discarded.
+    assert_receive {:fed, {:error, []}}, 60_000
+    assert advanced?(resource, 0)
+  end
+
+  test "items left for a dirty scheduler come as {:decode_dirty, reply}, with reply's effect" do
+    resource = resource(decode: :json)
+    line = ~s(") <> :binary.copy("x", 2 * @mib) <> ~s(")
+    assert {:decode_dirty, {:ok, [placeholder]}} = Native.feed(resource, 0, line <> "\n")
+    assert placeholder == {:decode_dirty, line, false}
+    assert advanced?(resource, 0)
+  end
+
+  test "a second holder of a framer that is copying a large message finds it stale" do
+    {resource, generation} = holding(3 * @mib)
+    framer = %McpFramer{McpFramer.new() | resource: resource, generation: generation}
+
+    assert Native.feed(resource, generation, "\n") == :copying
+
+    assert_raise ArgumentError, ~r/stale McpFramer/, fn ->
+      McpFramer.feed(framer, "second\n")
+    end
+
+    assert [message] = copy_to_the_end(resource, generation + 1, "\n")
+    assert message == :binary.copy("h", 3 * @mib)
+  end
+
+  # A framer holding `size` bytes of an unfinished line, and its generation.
+  defp holding(size) do
+    {:ok, [], framer} =
+      Enum.reduce(1..div(size, @mib), {:ok, [], McpFramer.new()}, fn _, {:ok, [], framer} ->
+        McpFramer.feed(framer, :binary.copy("h", @mib))
+      end)
+
+    assert McpFramer.buffered_bytes(framer) == size
+    {framer.resource, framer.generation}
+  end
+
+  defp copy_to_the_end(resource, generation, chunk) do
+    case Native.feed(resource, generation, chunk) do
+      :copying -> copy_to_the_end(resource, generation + 1, chunk)
+      {:ok, messages} -> messages
+    end
+  end
+
+  defp wait_until_busy(resource, tries \\ 100_000)
+  defp wait_until_busy(_resource, 0), do: :never_busy
+
+  defp wait_until_busy(resource, tries) do
+    case Native.buffered_bytes(resource, 0) do
+      :busy -> :busy
+      _ -> wait_until_busy(resource, tries - 1)
+    end
+  end
+end
