@@ -1,9 +1,13 @@
 //! Arbitrary streams, cuts and caps through the core framer, checked against
-//! the same simple model as `native/mcp_framer_core/tests/properties.rs`.
+//! the model that `native/mcp_framer_core/tests/properties.rs` uses too.
 #![no_main]
+
+#[path = "../../native/mcp_framer_core/tests/support/model.rs"]
+mod model;
 
 use libfuzzer_sys::fuzz_target;
 use mcp_framer_core::BufferedFramer;
+use model::{assert_invariants, model, Outcome};
 use std::num::NonZeroUsize;
 
 fuzz_target!(|input: &[u8]| {
@@ -27,27 +31,14 @@ fuzz_target!(|input: &[u8]| {
         messages.extend(found);
         oversize += over;
         start = end;
-        let state = framer.framer();
-        assert!(state.held() <= cap + 1);
-        assert!(!state.is_discarding() || state.held() == 0);
-        assert_eq!(state.bytes_searched(), start as u64);
+        assert_invariants(framer.framer(), start);
     }
 
-    let mut lines: Vec<&[u8]> = stream.split(|&b| b == b'\n').collect();
-    let tail = lines.pop().unwrap_or_default();
-    let mut expected = Vec::new();
-    let mut expected_oversize = 0;
-    for line in lines {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        if line.len() > cap {
-            expected_oversize += 1;
-        } else if !line.is_empty() {
-            expected.push(line.to_vec());
-        }
-    }
-    if tail.strip_suffix(b"\r").unwrap_or(tail).len() > cap {
-        expected_oversize += 1;
-    }
-    assert_eq!(messages, expected);
-    assert_eq!(oversize, expected_oversize);
+    let framed = Outcome {
+        messages,
+        oversize,
+        held: framer.framer().held(),
+        discarding: framer.framer().is_discarding(),
+    };
+    assert_eq!(framed, model(stream, cap));
 });

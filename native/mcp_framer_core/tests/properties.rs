@@ -1,49 +1,13 @@
 //! Properties over random streams, caps and cuts. The fuzz target in `fuzz/`
-//! checks the same things with coverage guidance where nightly Rust exists.
+//! checks the same model with coverage guidance.
+
+mod support;
 
 use mcp_framer_core::{BufferedFramer, Framer, Message};
 use proptest::prelude::*;
 use std::convert::Infallible;
 use std::num::NonZeroUsize;
-
-/// What a whole stream frames to, whatever its cuts.
-#[derive(Debug, PartialEq, Eq)]
-struct Outcome {
-    messages: Vec<Vec<u8>>,
-    oversize: usize,
-    held: usize,
-    discarding: bool,
-}
-
-/// The rules read straight off the documentation, over the whole stream at
-/// once: no state carried between chunks, nothing clever.
-fn model(stream: &[u8], cap: usize) -> Outcome {
-    let mut lines: Vec<&[u8]> = stream.split(|&b| b == b'\n').collect();
-    let tail = lines.pop().unwrap_or_default();
-    let mut outcome = Outcome {
-        messages: Vec::new(),
-        oversize: 0,
-        held: 0,
-        discarding: false,
-    };
-    for line in lines {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        if line.len() > cap {
-            outcome.oversize += 1;
-        } else if !line.is_empty() {
-            outcome.messages.push(line.to_vec());
-        }
-    }
-    // An unfinished line is held, unless it is already certain to be too
-    // long: a trailing `\r` may still be stripped, so it does not count.
-    if tail.strip_suffix(b"\r").unwrap_or(tail).len() > cap {
-        outcome.oversize += 1;
-        outcome.discarding = true;
-    } else {
-        outcome.held = tail.len();
-    }
-    outcome
-}
+use support::model::{assert_invariants, model, Outcome};
 
 /// The ends of the chunks `stream` is cut into at `cuts` (positions in any
 /// order; those out of range are ignored).
@@ -74,15 +38,6 @@ fn frame(stream: &[u8], cap: usize, cuts: &[usize]) -> Outcome {
         held: framer.framer().held(),
         discarding: framer.framer().is_discarding(),
     }
-}
-
-fn assert_invariants(framer: &Framer, fed: usize) {
-    assert!(framer.held() <= framer.cap() + 1, "held more than cap + 1");
-    assert!(
-        !framer.is_discarding() || framer.held() == 0,
-        "held while discarding"
-    );
-    assert_eq!(framer.bytes_searched(), fed as u64, "searched a byte twice");
 }
 
 /// Streams rich in the bytes the rules care about, with any byte at all.
