@@ -72,24 +72,46 @@ defmodule McpFramer.ProtocolTest do
     assert length(items) == 3 * @mib
   end
 
-  test "a call while another process holds the framer is :busy and changes nothing" do
-    resource = resource()
-    chunk = :binary.copy("x", 256 * @mib)
-    parent = self()
+  test "a chunk whose first message would copy over 1 MiB of it is :continue_dirty" do
+    {:ok, [], framer} = McpFramer.feed(McpFramer.new(), "held")
+    tail = :binary.copy("t", 2 * @mib) <> "\n"
+    assert Native.feed(framer.resource, framer.generation, tail) == :continue_dirty
+    assert stayed?(framer.resource, framer.generation)
+    assert {:ok, [message]} = Native.feed_dirty(framer.resource, framer.generation, tail)
+    assert byte_size(message) == 4 + 2 * @mib
+  end
 
-    spawn_link(fn -> send(parent, {:fed, Native.feed_dirty(resource, 0, chunk)}) end)
-    assert wait_until_busy(resource) == :busy
-    assert Native.feed(resource, 0, "") == :busy
-    # Over the cap: the line is discarded.
-    assert_receive {:fed, {:error, []}}, 60_000
+  test "a call while another process holds the framer is :busy and changes nothing" do
+    assert {resource, :busy, fed} = busy_reply(10)
+    assert_receive {^fed, {:ok, []}}, 60_000
     assert advanced?(resource, 0)
   end
 
   test "items left for a dirty scheduler come as {:decode_dirty, reply}, with reply's effect" do
+    # Over the 1 MiB a normal scheduler decodes, in chunks under the 4 MiB
+    # it frames.
+    line = ~s(") <> :binary.copy("x", 3 * div(@mib, 2)) <> ~s(")
+    placeholder = {:decode_dirty, line, false}
+
     resource = resource(decode: :json)
-    line = ~s(") <> :binary.copy("x", 2 * @mib) <> ~s(")
-    assert {:decode_dirty, {:ok, [placeholder]}} = Native.feed(resource, 0, line <> "\n")
-    assert placeholder == {:decode_dirty, line, false}
+    assert Native.feed(resource, 0, line <> "\n") == {:decode_dirty, {:ok, [placeholder]}}
+    assert advanced?(resource, 0)
+
+    resource = resource(decode: :json, max_message_bytes: 2 * @mib)
+    over = :binary.copy("o", 2 * @mib + 1)
+
+    assert Native.feed(resource, 0, line <> "\n" <> over) ==
+             {:decode_dirty, {:error, [placeholder]}}
+
+    assert advanced?(resource, 0)
+
+    resource = resource(decode: :json)
+    chunk = line <> "\n" <> :binary.copy("{}\n", 10_000)
+
+    assert {:decode_dirty, {:continue, :ok, [^placeholder | _], consumed}} =
+             Native.feed(resource, 0, chunk)
+
+    assert consumed < byte_size(chunk)
     assert advanced?(resource, 0)
   end
 
@@ -98,6 +120,10 @@ defmodule McpFramer.ProtocolTest do
     framer = %McpFramer{McpFramer.new() | resource: resource, generation: generation}
 
     assert Native.feed(resource, generation, "\n") == :copying
+
+    assert_raise ArgumentError, ~r/stale McpFramer/, fn ->
+      Native.feed(resource, generation, "second\n")
+    end
 
     assert_raise ArgumentError, ~r/stale McpFramer/, fn ->
       McpFramer.feed(framer, "second\n")
@@ -125,13 +151,39 @@ defmodule McpFramer.ProtocolTest do
     end
   end
 
-  defp wait_until_busy(resource, tries \\ 100_000)
-  defp wait_until_busy(_resource, 0), do: :never_busy
+  # A feed's reply while another process feeds the same framer a 64 MiB
+  # chunk on a dirty scheduler, with the tag that process's result comes
+  # with; tried again if that feed was over before this one could see it.
+  defp busy_reply(tries) do
+    resource = resource(max_message_bytes: 128 * @mib)
+    chunk = :binary.copy("x", 64 * @mib)
+    {parent, fed} = {self(), make_ref()}
+    spawn_link(fn -> send(parent, {fed, Native.feed_dirty(resource, 0, chunk)}) end)
 
-  defp wait_until_busy(resource, tries) do
-    case Native.buffered_bytes(resource, 0) do
-      :busy -> :busy
-      _ -> wait_until_busy(resource, tries - 1)
+    reply =
+      try do
+        if poll_busy(resource, fed), do: Native.feed(resource, 0, "")
+      rescue
+        ArgumentError -> nil
+      end
+
+    case reply do
+      :busy ->
+        {resource, :busy, fed}
+
+      _ when tries > 1 ->
+        assert_receive {^fed, _}, 60_000
+        busy_reply(tries - 1)
+    end
+  end
+
+  defp poll_busy(resource, fed) do
+    receive do
+      {^fed, _} = result ->
+        send(self(), result)
+        false
+    after
+      0 -> Native.buffered_bytes(resource, 0) == :busy or poll_busy(resource, fed)
     end
   end
 end

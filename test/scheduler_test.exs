@@ -132,6 +132,20 @@ defmodule McpFramer.SchedulerTest do
     assert events == [], "long_schedule events: #{inspect(events)}"
   end
 
+  test "a 4 MiB chunk that completes a message of 20 MiB held, on fresh memory" do
+    assert_fair(
+      fn ->
+        held = for i <- 1..20, do: :binary.copy(<<?a + i>>, @mib)
+        {held, :binary.copy("t", 4 * @mib - 1) <> "\n"}
+      end,
+      fn {held, last} ->
+        framer = feed_all(McpFramer.new(max_message_bytes: 32 * @mib), held)
+        {:ok, [message], _} = McpFramer.feed(framer, last)
+        true = byte_size(message) == 24 * @mib - 1
+      end
+    )
+  end
+
   defp feed_collect(framer, chunks) do
     Enum.flat_map_reduce(chunks, framer, fn chunk, framer ->
       {:ok, messages, framer} = McpFramer.feed(framer, chunk)
@@ -184,6 +198,12 @@ defmodule McpFramer.SchedulerTest do
     end
 
     {:ok, _} = McpFramer.JSON.decode(tools_list(4 * @mib))
+    # Just under the size a normal scheduler tries, with copied strings: the
+    # error holds a copy of the whole document.
+    {:error, _} = McpFramer.JSON.decode(:binary.copy(" ", 1_000_000) <> "x", strings: :copy)
+
+    {:error, _} =
+      McpFramer.JSON.decode("[" <> :binary.copy("7", 1_000_000) <> "]", strings: :copy)
   end
 
   # Items are counted, not kept: a test that kept a million maps would

@@ -668,12 +668,12 @@ struct Counted {
 }
 
 impl Ration for Counted {
-    fn more(&mut self, position: usize) -> usize {
+    fn more(&mut self, position: usize, needed: usize) -> usize {
         self.asked_at.push(position);
         if self.asked_at.len() > self.times {
             return 0;
         }
-        self.step
+        self.step.max(needed)
     }
 }
 
@@ -681,7 +681,8 @@ impl Ration for Counted {
 fn a_ration_is_asked_for_more_as_the_parse_goes_on_and_can_stop_it_there() {
     let structure = format!("[{}1]", "{\"a\":[1,true]},".repeat(2_000));
     let escapes = format!("\"{}\"", "\\n".repeat(100_000));
-    for input in [&structure, &escapes] {
+    let spaces = format!("{}1", " ".repeat(1_000_000));
+    for input in [&structure, &escapes, &spaces] {
         let mut enough = Counted {
             step: 1_000,
             times: usize::MAX,

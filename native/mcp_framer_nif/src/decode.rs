@@ -20,8 +20,9 @@ use std::marker::PhantomData;
 use std::mem::MaybeUninit;
 
 mod atoms {
+    pub use crate::outcome::atoms::{decode_dirty, error, ok};
     rustler::atoms! {
-        ok, error, nil, position, token, data, decode_dirty,
+        nil, position, token, data,
         true_ = "true",
         false_ = "false",
         exception = "__exception__",
@@ -37,6 +38,12 @@ const SUB_BINARY_MIN: usize = 64;
 /// A list or map of more terms than this is made only if the call's time
 /// can afford it: it is made in one call that cannot stop.
 const LARGE_CONTAINER: usize = 1024;
+
+/// What copying a byte into a fresh binary may cost, page faults included.
+const COPY_NANOS_PER_BYTE: u64 = 1;
+
+/// What making a term of a large list or map may cost.
+const CONTAINER_NANOS_PER_TERM: u64 = 100;
 
 /// Terms kept between documents, per buffer; more is freed.
 const KEEP_TERMS: usize = 8192;
@@ -257,6 +264,11 @@ impl<'d, 'a> Session<'d, 'a> {
                     ErrorKind::InvalidToken { length } => Some(length),
                     _ => None,
                 };
+                if let (Some(time), true) = (limits, copy_strings) {
+                    // The error then holds a copy of the document, which
+                    // cannot stop once started.
+                    time.afford(document.len() as u64 * COPY_NANOS_PER_BYTE)?;
+                }
                 error_item(env, document, copy_strings, position, token)
             }
         }
@@ -419,8 +431,7 @@ impl<'a> TermBuilder<'a, '_> {
         let from = self.stack.len().checked_sub(count).ok_or(Stop::Broken)?;
         if count > LARGE_CONTAINER {
             if let Some(time) = self.limits {
-                // About 100 ns a term for a large map; less for a list.
-                time.afford(count as u64 * 100)?;
+                time.afford(count as u64 * CONTAINER_NANOS_PER_TERM)?;
             }
         }
         let term = make(self, from)?;
@@ -454,7 +465,8 @@ impl<'a> Builder<'a> for TermBuilder<'a, '_> {
     }
 
     fn big_integer(&mut self, digits: &'a str) -> Result<(), Stop> {
-        // At most `json::INTEGER_MAX_CHARS` digits: a few microseconds.
+        // At most `json::INTEGER_MAX_CHARS` digits, which the parser
+        // charged for.
         let term = big_integer(self.env, digits).ok_or(Stop::NoMemory)?;
         let units = u32::try_from(digits.len() / 16).unwrap_or(u32::MAX);
         self.push(term, units.saturating_add(1))

@@ -13,18 +13,12 @@ use decode::{Item, Session, Stop};
 use error::FramerError;
 use held::HeldBytes;
 use mcp_framer_core::{Framer, Message, Reply};
-use outcome::{Items, Outcome};
+use outcome::{atoms, Items, Outcome};
 use rustler::sys::{enif_make_list_from_array, ErlNifTerm};
 use rustler::{Binary, Encoder, Env, NifResult, Resource, ResourceArc, Term};
 use std::num::NonZeroUsize;
 use std::sync::{Mutex, MutexGuard, TryLockError};
 use timeslice::{Scheduler, Timeslice};
-
-mod atoms {
-    rustler::atoms! {
-        busy, continue_dirty,
-    }
-}
 
 struct State {
     framer: Framer,
@@ -141,21 +135,24 @@ fn feed_chunk<'a>(
     chunk: Binary<'a>,
     time: &Timeslice,
 ) -> NifResult<Term<'a>> {
-    let Some(mut state) = lock(resource, generation)? else {
-        return Ok(Outcome::Busy.encode(env));
+    let outcome = match lock(resource, generation)? {
+        None => Outcome::Busy,
+        Some(mut state) => {
+            let outcome = if time.needs_dirty() {
+                Outcome::NeedsDirty
+            } else if let Some(strings) = state.decode {
+                decode::with_session(env, |session| {
+                    frame(env, &mut state, chunk, time, Some((session, strings)))
+                })?
+            } else {
+                frame(env, &mut state, chunk, time, None)?
+            };
+            if outcome.advances_generation() {
+                state.generation += 1;
+            }
+            outcome
+        }
     };
-    let outcome = if time.needs_dirty() {
-        Outcome::NeedsDirty
-    } else if let Some(strings) = state.decode {
-        decode::with_session(env, |session| {
-            frame(env, &mut state, chunk, time, Some((session, strings)))
-        })?
-    } else {
-        frame(env, &mut state, chunk, time, None)?
-    };
-    if outcome.advances_generation() {
-        state.generation += 1;
-    }
     Ok(outcome.encode(env))
 }
 
@@ -181,6 +178,7 @@ fn frame<'a>(
     }
     let mut left_dirty = false;
     let mut copying = false;
+    let mut needs_dirty = false;
 
     messages.clear();
     let fed = core.feed_offering(chunk.as_slice(), |message| {
@@ -200,6 +198,11 @@ fn frame<'a>(
                     .get(..end)
                     .ok_or(FramerError::HeldMismatch)?;
                 time.start_clock();
+                if time.tail_needs_dirty(end) {
+                    // Declining the first message consumes nothing.
+                    needs_dirty = true;
+                    return Ok(Reply::Declined);
+                }
                 if time.copies_in_slices(n) {
                     let more = || time.copy_more();
                     let step = timeslice::COPY_STEP;
@@ -226,6 +229,9 @@ fn frame<'a>(
         Ok(Reply::Taken)
     })?;
     time.count_messages(messages.len());
+    if needs_dirty {
+        return Ok(Outcome::NeedsDirty);
+    }
     if copying {
         return Ok(Outcome::Copying);
     }

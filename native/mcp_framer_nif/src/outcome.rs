@@ -22,7 +22,8 @@
 
 use rustler::{Encoder, Env, Term};
 
-mod atoms {
+/// The atoms of the protocol, and of the results inside it.
+pub mod atoms {
     rustler::atoms! {
         ok, error, copying, busy, decode_dirty, continue_dirty,
         continue_ = "continue",
@@ -37,7 +38,8 @@ pub enum Outcome<'a> {
     Paused { items: Items<'a>, consumed: usize },
     /// The call copied part of a large message, its only progress.
     Copying,
-    /// The chunk is too large for a normal scheduler.
+    /// The chunk, or the copy of the message it completes first, is too
+    /// large for a normal scheduler.
     NeedsDirty,
     /// Another process holds the framer.
     Busy,

@@ -12,7 +12,8 @@
 //!   so is a long document as soon as its pace shows it would get there.
 //! * A call also stops after a number of messages (see
 //!   [`Timeslice::max_messages`]), and copies at most [`COPY_SLICE`] bytes
-//!   of a large message.
+//!   of a large message's held bytes; one whose part in the chunk is longer
+//!   than that is copied on a dirty scheduler.
 //! * The clock starts only for work whose time a byte count does not
 //!   predict: a large chunk, a copy of held bytes, a decode. A small chunk
 //!   searched without a copy is estimated instead: reading the clock costs
@@ -76,10 +77,19 @@ const CHECK_UNITS: u32 = 256;
 /// (see `json::Ration`); a parse starts with this much.
 pub const FUEL_STEP: usize = 2048;
 
+/// The time a unit of the parser's fuel stands for.
+const FUEL_UNIT_PICOS: u64 = 2500;
+
 /// A document this long has its pace watched, so that one that cannot
 /// finish in time goes to a dirty scheduler at once, not when the time has
 /// run out.
 const PACED_MIN: usize = 64 * 1024;
+
+/// What an untimed call is taken to cost: this much, a search of its
+/// chunk at this rate, and this much a message.
+const CALL_NANOS: u64 = 200;
+const SEARCH_PICOS_PER_BYTE: u64 = 500;
+const MESSAGE_NANOS: u64 = 40;
 
 /// One percent of a time slice, as `enif_consume_timeslice` counts it.
 const PERCENT: Duration = Duration::from_micros(10);
@@ -155,6 +165,12 @@ impl Timeslice {
         self.scheduler == Scheduler::Normal && held > COPY_SLICE
     }
 
+    /// Whether a message that ends `tail` bytes into the chunk is copied
+    /// on a dirty scheduler: the tail is copied in one go.
+    pub fn tail_needs_dirty(&self, tail: usize) -> bool {
+        self.scheduler == Scheduler::Normal && tail > COPY_SLICE
+    }
+
     /// Starts the clock, if it has not started: the work about to begin is
     /// not predicted by a byte count.
     pub fn start_clock(&self) {
@@ -173,6 +189,7 @@ impl Timeslice {
         self.now_within(SOFT).is_some()
     }
 
+    /// The call took `messages` messages: part of its estimated time.
     pub fn count_messages(&self, messages: usize) {
         self.messages.set(messages);
     }
@@ -257,14 +274,15 @@ impl Timeslice {
         )
     }
 
-    /// What the call took: measured if the clock ran, else estimated
-    /// generously as 200 ns, a search at 2 GB/s and 40 ns a message.
+    /// What the call took: measured if the clock ran, else estimated,
+    /// generously, from its bytes and messages.
     fn used(&self) -> Duration {
         match self.started.get() {
             Some(started) => started.elapsed(),
             None => {
-                let nanos = 200 + self.chunk as u64 / 2 + 40 * self.messages.get() as u64;
-                Duration::from_nanos(nanos)
+                let chunk = self.chunk as u64 * SEARCH_PICOS_PER_BYTE / 1000;
+                let messages = MESSAGE_NANOS * self.messages.get() as u64;
+                Duration::from_nanos(CALL_NANOS + chunk + messages)
             }
         }
     }
@@ -300,12 +318,16 @@ impl Timeslice {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OutOfTime;
 
-/// The parser runs on the call's time: more fuel while the call is within
-/// its hard limit and the document on pace to finish within it.
+/// The parser runs on the call's time: more fuel while the work it asks
+/// for ends within the hard limit and the document keeps a pace that
+/// finishes it there.
 impl Ration for &Timeslice {
-    fn more(&mut self, position: usize) -> usize {
+    fn more(&mut self, position: usize, needed: usize) -> usize {
+        let nanos = (needed as u64).saturating_mul(FUEL_UNIT_PICOS) / 1000;
         match self.now_within(HARD) {
-            Some(now) if self.on_pace(now, position) => FUEL_STEP,
+            Some(now) if self.on_pace(now, position) && self.afford(nanos).is_ok() => {
+                needed.max(FUEL_STEP)
+            }
             _ => 0,
         }
     }

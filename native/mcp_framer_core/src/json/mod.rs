@@ -171,24 +171,31 @@ impl Error<std::convert::Infallible> {
 type Syntax = Error<std::convert::Infallible>;
 
 /// Rations the parser's work: once the fuel it was given runs out, the
-/// parser asks for more, telling how far into the input it has got. A
-/// unit of fuel is about 2.5 ns here: each value costs four, an escape two
-/// a byte, a long number one a byte, whitespace one per two bytes and the
-/// text between escapes one per eight (plain strings are free).
+/// parser asks for more, telling how far into the input it has got and how
+/// much the work it is about to do needs. Fuel is charged before the work
+/// it pays for, and no step of work is left uncharged for long: each value
+/// costs four units, an escape two a byte, a long number one a byte (its
+/// conversion included), whitespace one per two bytes and the text between
+/// escapes one per eight; only plain strings, scanned many bytes at a
+/// time, are free.
 pub trait Ration {
-    /// More fuel, at `position`; 0 stops the parse with
+    /// At least `needed` more fuel, at `position`; 0 stops the parse with
     /// [`ErrorKind::Exhausted`] there.
-    fn more(&mut self, position: usize) -> usize;
+    fn more(&mut self, position: usize, needed: usize) -> usize;
 }
 
 /// No fuel beyond what the parse started with.
 struct NoMore;
 
 impl Ration for NoMore {
-    fn more(&mut self, _position: usize) -> usize {
+    fn more(&mut self, _position: usize, _needed: usize) -> usize {
         0
     }
 }
+
+/// A run of whitespace is charged for every this many bytes, so that even
+/// a long one asks for fuel as it goes.
+const WHITESPACE_BLOCK: usize = 16 * 1024;
 
 /// What a value costs in fuel, whatever it is: structure alone, with no
 /// long token in it, still reports its progress.
@@ -422,9 +429,13 @@ impl<'de> Cursor<'de, '_> {
 
     #[inline(always)]
     fn skip_whitespace(&mut self) -> Result<(), Syntax> {
-        let from = self.position;
+        let mut from = self.position;
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
             self.position += 1;
+            if self.position - from == WHITESPACE_BLOCK {
+                self.burn(WHITESPACE_BLOCK / 2)?;
+                from = self.position;
+            }
         }
         match self.position - from {
             0 | 1 => Ok(()),
@@ -448,20 +459,16 @@ impl<'de> Cursor<'de, '_> {
     #[cold]
     #[inline(never)]
     fn refuel(&mut self, units: usize) -> Result<(), Syntax> {
-        loop {
-            let more = self.ration.more(self.position);
-            if more == 0 {
-                return Err(Error {
-                    position: self.position,
-                    kind: ErrorKind::Exhausted,
-                });
-            }
-            self.fuel = self.fuel.saturating_add(more);
-            if let Some(left) = self.fuel.checked_sub(units) {
-                self.fuel = left;
-                return Ok(());
-            }
+        let needed = units - self.fuel;
+        let more = self.ration.more(self.position, needed);
+        if more < needed {
+            return Err(Error {
+                position: self.position,
+                kind: ErrorKind::Exhausted,
+            });
         }
+        self.fuel = self.fuel.saturating_add(more) - units;
+        Ok(())
     }
 
     /// `true`, `false` or `null`. Jason reports a misspelling at its first

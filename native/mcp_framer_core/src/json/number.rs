@@ -49,6 +49,7 @@ impl<'de> Cursor<'de, '_> {
         if !float && end - start > INTEGER_MAX_CHARS {
             return Err(Error::token(start, end - start));
         }
+        // Before the conversion it pays for.
         if end - start > 32 {
             self.burn(end - start)?;
         }
