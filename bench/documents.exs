@@ -21,8 +21,8 @@ defmodule Bench.Documents do
           {"tools/list", &D.tools_list(pool, &1, &2)},
           {"base64 blob", &D.blob_result(noise, &1, &2)}
         ],
-        size <- [300 * @kib, 600 * @kib, 1000 * @kib] do
-      document = IO.iodata_to_binary(make.(size, size))
+        {size, id} <- Enum.with_index([300 * @kib, 600 * @kib, 1000 * @kib], 1) do
+      document = IO.iodata_to_binary(make.(id, size))
       {"#{kind}, #{div(byte_size(document), @kib)} KiB", document}
     end
   end

@@ -170,7 +170,9 @@ defmodule McpFramer do
   docs). Use the returned framer from now on: the one passed in is stale.
 
   Raises `ArgumentError`, changing nothing, when `chunk` is not a binary or
-  `framer` is not the latest value from `new/1` or `feed/2`.
+  `framer` is not the latest value from `new/1` or `feed/2`. It raises too
+  if the VM cannot allocate a message; a large chunk may have been framed
+  in part by then, so treat the framer as lost.
 
       iex> framer = McpFramer.new(max_message_bytes: 3)
       iex> {:error, :message_too_large, ["ok"], framer} = McpFramer.feed(framer, "ok\\ntoo long\\n")
