@@ -297,8 +297,9 @@ defmodule McpFramer do
   end
 
   @doc """
-  Lazily frames an enumerable of chunks, such as `File.stream!(path, [], 65_536)`
-  or a list of binaries, into a stream of messages.
+  Lazily frames an enumerable of chunks, such as a file's
+  `IO.binstream(file, 65_536)` or a list of binaries, into a stream of
+  messages.
 
   Takes the options of `new/1` and:
 

@@ -239,7 +239,7 @@ defmodule McpFramer.DecodeTest do
   defp cut(binary, size) when byte_size(binary) <= size, do: [binary]
 
   defp cut(binary, size) do
-    <<chunk::binary-size(size), rest::binary>> = binary
+    {chunk, rest} = :erlang.split_binary(binary, size)
     [:binary.copy(chunk) | cut(rest, size)]
   end
 

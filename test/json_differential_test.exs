@@ -359,15 +359,13 @@ defmodule McpFramer.JSONDifferentialTest do
   # slice of a larger one, at a byte or (rarely for a NIF) a bit offset.
   defp placed(iodata) do
     input = IO.iodata_to_binary(iodata)
-    size = byte_size(input)
 
     case :rand.uniform(6) do
       1 ->
-        <<_, slice::binary-size(size), _::binary>> = <<0, input::binary, :rand.bytes(70)::binary>>
-        slice
+        binary_part(<<0, input::binary, :rand.bytes(70)::binary>>, 1, byte_size(input))
 
       2 ->
-        <<_::3, slice::binary-size(size), _::5>> = <<0::3, input::binary, 0::5>>
+        <<_::3, slice::binary>> = <<0::3, input::binary>>
         slice
 
       _ ->
@@ -701,7 +699,7 @@ defmodule McpFramer.JSONDifferentialTest do
   defp mutated(iodata) do
     Enum.reduce(1..:rand.uniform(3), IO.iodata_to_binary(iodata), fn _, document ->
       at = :rand.uniform(byte_size(document) + 1) - 1
-      <<before::binary-size(at), rest::binary>> = document
+      {before, rest} = :erlang.split_binary(document, at)
 
       case {:rand.uniform(3), rest} do
         {1, <<_, rest::binary>>} -> <<before::binary, mutant_byte(), rest::binary>>
@@ -841,7 +839,7 @@ defmodule McpFramer.JSONDifferentialTest do
 
   defp mutate_near_end(line) do
     at = byte_size(line) - :rand.uniform(100)
-    <<before::binary-size(at), _, rest::binary>> = line
+    {before, <<_, rest::binary>>} = :erlang.split_binary(line, at)
     <<before::binary, Enum.random([0x01, 0xFF, ?", ?]]), rest::binary>>
   end
 
@@ -865,7 +863,7 @@ defmodule McpFramer.JSONDifferentialTest do
         _ -> min(:rand.uniform(scale), byte_size(stream))
       end
 
-    <<chunk::binary-size(size), rest::binary>> = stream
+    {chunk, rest} = :erlang.split_binary(stream, size)
     [:binary.copy(chunk) | cut_stream(rest, scale)]
   end
 end
