@@ -10,6 +10,7 @@ defmodule McpFramer.JSONDifferentialTest do
   use ExUnit.Case, async: true
 
   import Bitwise
+  import McpFramer.Memory, only: [kept_alive: 1]
 
   alias McpFramer.DecodeError
   alias McpFramer.JSON
@@ -61,12 +62,12 @@ defmodule McpFramer.JSONDifferentialTest do
       input = :binary.copy(~s({"text":"#{text}","n":[1,"#{text}\\n"]}))
 
       assert {:ok, %{"text" => ^text} = term} = JSON.decode(input, strings: :copy)
-      assert Enum.all?(strings(term), &(:binary.referenced_byte_size(&1) == byte_size(&1)))
+      assert Enum.all?(strings(term), &(kept_alive(&1) == byte_size(&1)))
 
       assert {:ok, %{"text" => ^text} = term} = JSON.decode(input)
 
       for string <- strings(term) do
-        assert :binary.referenced_byte_size(string) in [byte_size(string), byte_size(input)]
+        assert kept_alive(string) in [byte_size(string), byte_size(input)]
       end
     end
   end
@@ -93,8 +94,8 @@ defmodule McpFramer.JSONDifferentialTest do
         assert {:ok, [{:ok, %{"text" => ^text} = term}, {:ok, [1]}], _framer} =
                  McpFramer.feed(framer, chunk)
 
-        assert :binary.referenced_byte_size(term["text"]) in sizes
-        assert :binary.referenced_byte_size(hd(Map.keys(term))) == 4
+        assert kept_alive(term["text"]) in sizes
+        assert kept_alive(hd(Map.keys(term))) == 4
       end
     end
 
@@ -157,7 +158,7 @@ defmodule McpFramer.JSONDifferentialTest do
     end
 
     # A slice of the input keeps alive at most what the input does.
-    check_memory(result, :binary.referenced_byte_size(input), opts)
+    check_memory(result, kept_alive(input), opts)
   end
 
   # Whether a decoder's result is the oracle's for `input`.
@@ -259,11 +260,11 @@ defmodule McpFramer.JSONDifferentialTest do
 
     for string <- strings(term) do
       size = byte_size(string)
-      referenced = :binary.referenced_byte_size(string)
+      kept = kept_alive(string)
       limit = if copy? or size < 64, do: size, else: max(size, bound)
 
-      assert referenced <= limit,
-             "a #{size}-byte string references #{referenced} bytes, " <>
+      assert kept <= limit,
+             "a #{size}-byte string keeps #{kept} bytes alive, " <>
                "over #{limit} (#{inspect(opts)})"
     end
   end
