@@ -5,6 +5,7 @@
 # make dialyzer  checks the specs of the compiled modules (make test runs it)
 # make bench    McpFramer against a pure-Elixir framer and jiffy (BENCH_ONLY=...)
 # make compare REV=<rev>  the framing rows, now against REV, in one VM
+# make matrix   make test in Debian roots with OTP 27 and 29 (.ci/matrix)
 SHELL := /bin/bash
 SERVER ?=
 FUZZ_SECONDS ?= 20
@@ -15,7 +16,7 @@ HOST := $(shell rustc -vV 2>/dev/null | sed -n 's/^host: //p')
 FUZZ_RUSTFLAGS := --cfg fuzzing -Cpasses=sancov-module -Cdebug-assertions -Coverflow-checks \
   $(addprefix -Cllvm-args=-sanitizer-coverage-,level=4 inline-8bit-counters pc-table trace-compares)
 
-.PHONY: test demo bench compare fuzz tools rust-tests elixir-tests dialyzer
+.PHONY: test demo bench compare matrix fuzz tools rust-tests elixir-tests dialyzer
 
 test: tools rust-tests fuzz elixir-tests dialyzer
 
@@ -90,3 +91,8 @@ bench: tools
 compare: tools
 	@test -n "$(REV)" || { echo "usage: make compare REV=<git revision>"; exit 1; }
 	MIX_ENV=prod REV="$(REV)" mix run bench/compare.exs
+
+# make test in each Debian root of .ci/matrix, built on first use.
+MATRIX ?= trixie forky
+matrix:
+	.ci/matrix $(MATRIX)
