@@ -342,6 +342,10 @@ defmodule Bench do
   end
 end
 
+# Mix from Elixir 1.15 on keeps only the project's applications on the
+# code path; Debian's erlang-jiffy lives beside OTP's own.
+for ebin <- Path.wildcard(Path.join(:code.lib_dir(), "jiffy-*/ebin")), do: Code.prepend_path(ebin)
+
 defmodule Bench.Decoding do
   # The decoding rows: McpFramer.new(decode: :json) against the pure-Elixir
   # framer followed by a decoder on every message: jiffy's
