@@ -1,7 +1,8 @@
 # make bench: McpFramer against the pure-Elixir baseline on traffic shaped
 # like a Port's, interleaved, best of @rounds runs each; then a trace file
 # through a real stream-mode Port. Then the same for decoding: McpFramer
-# with decode: :json against the baseline followed by jiffy. Requiring
+# with decode: :json against the baseline followed by jiffy, and by
+# Elixir's JSON on Elixir 1.18+. Requiring
 # this file defines the workloads; `Bench.main()` runs them (make bench:
 # mix run -r bench/run.exs -e "Bench.main()"), and bench/compare.exs
 # reuses them.
@@ -343,10 +344,16 @@ defmodule Bench do
   end
 end
 
+# Mix from Elixir 1.15 on keeps only the project's applications on the
+# code path; Debian's erlang-jiffy lives beside OTP's own.
+for ebin <- Path.wildcard(Path.join(:code.lib_dir(), "jiffy-*/ebin")), do: Code.prepend_path(ebin)
+
 defmodule Bench.Decoding do
   # The decoding rows: McpFramer.new(decode: :json) against the pure-Elixir
-  # framer followed by :jiffy.decode(message, [:return_maps]) on every
-  # message; jiffy is a C NIF, the usual fast choice on the BEAM.
+  # framer followed by a decoder on every message: jiffy's
+  # :jiffy.decode(message, [:return_maps]), a C NIF, the usual fast choice
+  # on the BEAM, and Elixir's own JSON.decode/1 (Elixir 1.18+), which the
+  # Elixir MCP clients use. Each is measured where this BEAM has it.
   # jiffy's terms are not quite Jason's, which McpFramer's are: null is the
   # atom :null, not nil, and duplicate keys and invalid input may be taken
   # differently. The traffic is valid JSON and only time is compared, so
@@ -395,25 +402,47 @@ defmodule Bench.Decoding do
     ]
   end
 
-  # Each side: how to start, and what a chunk becomes.
+  # Each side: how to start, and what a chunk becomes. A baseline is named
+  # after its decoder.
   def sides do
-    [
-      baseline: {&PureFramer.new/0, &baseline_feed/2},
-      mcp_framer: {fn -> McpFramer.new(decode: :json) end, &mcp_framer_feed/2}
-    ]
+    baselines =
+      for {name, decode} <- decoders() do
+        {name, {&PureFramer.new/0, &baseline_feed(&1, &2, decode)}}
+      end
+
+    [{:mcp_framer, {fn -> McpFramer.new(decode: :json) end, &mcp_framer_feed/2}} | baselines]
   end
 
-  defp baseline_feed(framer, chunk) do
-    case PureFramer.feed(framer, chunk) do
-      {:ok, messages, framer} -> {Enum.map(messages, &jiffy/1), framer}
-      {:error, :message_too_large, messages, framer} -> {Enum.map(messages, &jiffy/1), framer}
+  # The decoders this BEAM has: jiffy where Debian packages it (bookworm,
+  # trixie), JSON from Elixir 1.18 on. Chosen when this file compiles, so
+  # that no call to a missing module is compiled.
+  def decoders, do: jiffy() ++ json()
+
+  if Code.ensure_loaded?(:jiffy) do
+    defp jiffy, do: [jiffy: &jiffy/1]
+
+    defp jiffy(message) do
+      {:ok, :jiffy.decode(message, [:return_maps])}
+    catch
+      :error, reason -> {:error, reason}
     end
+  else
+    defp jiffy, do: []
   end
 
-  defp jiffy(message) do
-    {:ok, :jiffy.decode(message, [:return_maps])}
-  catch
-    :error, reason -> {:error, reason}
+  if Code.ensure_loaded?(JSON) do
+    defp json, do: [json: &JSON.decode/1]
+  else
+    defp json, do: []
+  end
+
+  @labels %{jiffy: "jiffy", json: "JSON"}
+
+  defp baseline_feed(framer, chunk, decode) do
+    case PureFramer.feed(framer, chunk) do
+      {:ok, messages, framer} -> {Enum.map(messages, decode), framer}
+      {:error, :message_too_large, messages, framer} -> {Enum.map(messages, decode), framer}
+    end
   end
 
   defp mcp_framer_feed(framer, chunk) do
@@ -471,9 +500,12 @@ defmodule Bench.Decoding do
       end)
 
     {nif, count} = best.mcp_framer
-    {elixir, _} = best.baseline
+
+    baselines =
+      for {side, {micros, _}} <- best, side != :mcp_framer, into: %{}, do: {side, micros}
+
     bytes = Enum.reduce(chunks, 0, &(byte_size(&1) + &2))
-    %{name: name, bytes: bytes, messages: count, nif: nif, elixir: elixir, goal: goal}
+    %{name: name, bytes: bytes, messages: count, nif: nif, baselines: baselines, goal: goal}
   end
 
   # A mixed trace file through `cat` and a real stream-mode Port, framed
@@ -529,15 +561,24 @@ defmodule Bench.Decoding do
 
     port? = only == "" or "decode port" =~ only
 
-    if rows != [] or port? do
-      T.seed(100)
-      source = {D.pool(), D.noise()}
-      if rows != [], do: print_rows(rows, source)
-      if port?, do: print_port(port_trace(source))
+    cond do
+      rows == [] and not port? ->
+        :ok
+
+      decoders() == [] ->
+        IO.puts("\nNo decoding rows: this BEAM has neither jiffy nor Elixir's JSON (1.18+)")
+
+      true ->
+        T.seed(100)
+        source = {D.pool(), D.noise()}
+        results = for {n, row} <- rows, do: measure(row, n, source)
+        if Keyword.has_key?(decoders(), :jiffy), do: print_jiffy(results, rows)
+        if Keyword.has_key?(decoders(), :json), do: print_json(results)
+        if port?, do: print_port(port_trace(source))
     end
   end
 
-  defp print_rows(rows, source) do
+  defp print_jiffy(results, rows) do
     IO.puts(
       "\nDecoding: McpFramer.new(decode: :json) against the pure-Elixir framer followed by " <>
         ":jiffy.decode(m, [:return_maps]), best of #{@rounds} interleaved runs; " <>
@@ -550,22 +591,19 @@ defmodule Bench.Decoding do
 
     IO.puts("|---|---:|---:|---:|---:|---:|")
 
-    results =
-      for {n, row} <- rows do
-        r = measure(row, n, source)
-        ratio = r.elixir / r.nif
-        mark = if Bench.met?(ratio, r.goal), do: "", else: " (below goal)"
+    for r <- results do
+      ratio = r.baselines.jiffy / r.nif
+      mark = if Bench.met?(ratio, r.goal), do: "", else: " (below goal)"
 
-        IO.puts(
-          "| #{r.name} | #{round(Bench.mb_per_s(r.bytes, r.nif))} | " <>
-            "#{round(r.messages * 1_000_000 / r.nif)} | #{round(Bench.mb_per_s(r.bytes, r.elixir))} | " <>
-            "#{Bench.ratio(ratio)}#{mark} | #{Bench.goal(r.goal)} |"
-        )
+      IO.puts(
+        "| #{r.name} | #{round(Bench.mb_per_s(r.bytes, r.nif))} | " <>
+          "#{round(r.messages * 1_000_000 / r.nif)} | " <>
+          "#{round(Bench.mb_per_s(r.bytes, r.baselines.jiffy))} | " <>
+          "#{Bench.ratio(ratio)}#{mark} | #{Bench.goal(r.goal)} |"
+      )
+    end
 
-        r
-      end
-
-    below = Enum.count(results, &(not Bench.met?(&1.elixir / &1.nif, &1.goal)))
+    below = Enum.count(results, &(not Bench.met?(&1.baselines.jiffy / &1.nif, &1.goal)))
 
     IO.puts(
       "\n#{length(results) - below} of #{length(results)} decoding rows at or above their goal"
@@ -582,18 +620,45 @@ defmodule Bench.Decoding do
     end
   end
 
+  # Elixir's JSON has no goal of its own: the rows say where McpFramer stands.
+  defp print_json(results) do
+    IO.puts(
+      "\nDecoding: McpFramer.new(decode: :json) against the pure-Elixir framer followed by " <>
+        "Elixir's JSON.decode(m), best of #{@rounds} interleaved runs; " <>
+        "ratio = framer + JSON time / McpFramer time\n"
+    )
+
+    IO.puts("| traffic | McpFramer MB/s | McpFramer msgs/s | framer + JSON MB/s | ratio |")
+    IO.puts("|---|---:|---:|---:|---:|")
+
+    for r <- results do
+      IO.puts(
+        "| #{r.name} | #{round(Bench.mb_per_s(r.bytes, r.nif))} | " <>
+          "#{round(r.messages * 1_000_000 / r.nif)} | " <>
+          "#{round(Bench.mb_per_s(r.bytes, r.baselines.json))} | " <>
+          "#{Bench.ratio(r.baselines.json / r.nif)} |"
+      )
+    end
+  end
+
+  # The ratio is against the first baseline: jiffy where this BEAM has it.
   defp print_port({size, best}) do
-    {baseline, _} = best.baseline
+    [{first, _} | _] = decoders()
+    {baseline, _} = best[first]
 
     IO.puts(
       "\nA #{div(size, @mib)} MiB mixed trace through `cat` and a stream-mode Port, framed and " <>
-        "decoded, best of #{@port_rounds}; ratio = framer + jiffy time / this time\n"
+        "decoded, best of #{@port_rounds}; ratio = framer + #{@labels[first]} time / this time\n"
     )
 
     IO.puts("| framed and decoded by | MB/s | messages | ratio |")
     IO.puts("|---|---:|---:|---:|")
 
-    for {side, label} <- [baseline: "pure framer + jiffy", mcp_framer: "McpFramer, decode: :json"] do
+    labels =
+      for({side, _} <- decoders(), do: {side, "pure framer + #{@labels[side]}"}) ++
+        [mcp_framer: "McpFramer, decode: :json"]
+
+    for {side, label} <- labels do
       {micros, count} = best[side]
 
       IO.puts(

@@ -70,6 +70,12 @@ defmodule McpFramer do
     * A message that spans chunks is copied once, into a binary of its
       own; it keeps alive at most its size plus 4 KiB
       (`:binary.referenced_byte_size/1`).
+    * On OTP 27.3.4.1 (Debian trixie's) `:binary.referenced_byte_size/1`
+      gives the size of a binary of 64 bytes or fewer in bits, 8 times too
+      much. Such a binary lives on the process heap and keeps only itself
+      alive; to count what larger ones keep alive there,
+      `Process.info(pid, :binary)` lists every shared binary a process
+      holds, with its size.
     * A framer holds at most its `buffered_bytes/1`, plus the rest of the
       chunk its partial message started in, plus 4 KiB. An oversized line
       is dropped without being held. A dropped framer is freed by garbage
@@ -306,8 +312,9 @@ defmodule McpFramer do
   end
 
   @doc """
-  Lazily frames an enumerable of chunks, such as `File.stream!(path, [], 65_536)`
-  or a list of binaries, into a stream of messages.
+  Lazily frames an enumerable of chunks, such as a file's
+  `IO.binstream(file, 65_536)` or a list of binaries, into a stream of
+  messages.
 
   Takes the options of `new/1` and:
 

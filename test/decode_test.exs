@@ -5,6 +5,8 @@ defmodule McpFramer.DecodeTest do
   use ExUnit.Case, async: true
   doctest McpFramer.JSON
 
+  import McpFramer.Memory, only: [kept_alive: 1]
+
   alias McpFramer.{DecodeError, JSON}
 
   @mib 1024 * 1024
@@ -199,7 +201,7 @@ defmodule McpFramer.DecodeTest do
       chunk = ~s(["#{@long}"]\n) <> @pad
       [{:ok, [string]}, {:ok, 0}] = decode_lines_from([chunk])
       assert string == @long
-      assert :binary.referenced_byte_size(string) == byte_size(chunk)
+      assert kept_alive(string) == byte_size(chunk)
     end
 
     test "with strings: :copy, no string keeps more than itself" do
@@ -208,25 +210,25 @@ defmodule McpFramer.DecodeTest do
       [{key, _}] = Map.to_list(map)
 
       for binary <- [string, key] do
-        assert :binary.referenced_byte_size(binary) == byte_size(binary)
+        assert kept_alive(binary) == byte_size(binary)
       end
 
       {:ok, [copied]} = JSON.decode(~s([" #{@long}"]), strings: :copy)
-      assert :binary.referenced_byte_size(copied) == byte_size(copied)
+      assert kept_alive(copied) == byte_size(copied)
     end
 
     test "with strings: :copy, the line in a decode error is a copy too" do
       line = "[" <> String.duplicate("x", 100)
       [{:error, error}, {:ok, 0}] = decode_lines_from([line <> "\n" <> @pad], strings: :copy)
       assert error.data == line
-      assert :binary.referenced_byte_size(error.data) == byte_size(line)
+      assert kept_alive(error.data) == byte_size(line)
     end
 
     test "a string of a message that spanned chunks refers to the message alone" do
       message = ~s(["#{@long}"])
       {first, second} = String.split_at(message <> "\n", 10)
       [{:ok, [string]}, {:ok, 0}] = decode_lines_from([first, second <> @pad])
-      assert :binary.referenced_byte_size(string) <= byte_size(message) + 4096
+      assert kept_alive(string) <= byte_size(message) + 4096
     end
   end
 
@@ -239,7 +241,7 @@ defmodule McpFramer.DecodeTest do
   defp cut(binary, size) when byte_size(binary) <= size, do: [binary]
 
   defp cut(binary, size) do
-    <<chunk::binary-size(size), rest::binary>> = binary
+    {chunk, rest} = :erlang.split_binary(binary, size)
     [:binary.copy(chunk) | cut(rest, size)]
   end
 

@@ -92,7 +92,7 @@ defmodule McpFramer.DifferentialTest do
         byte_size(stream)
       )
 
-    <<chunk::binary-size(size), rest::binary>> = stream
+    {chunk, rest} = :erlang.split_binary(stream, size)
     [chunk | cut_large(rest)]
   end
 
@@ -161,7 +161,7 @@ defmodule McpFramer.DifferentialTest do
       end
 
     size = min(size, byte_size(stream))
-    <<chunk::binary-size(size), rest::binary>> = stream
+    {chunk, rest} = :erlang.split_binary(stream, size)
     if rest == <<>>, do: [chunk], else: [chunk | cut(rest)]
   end
 end

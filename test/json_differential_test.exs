@@ -10,6 +10,7 @@ defmodule McpFramer.JSONDifferentialTest do
   use ExUnit.Case, async: true
 
   import Bitwise
+  import McpFramer.Memory, only: [kept_alive: 1]
 
   alias McpFramer.DecodeError
   alias McpFramer.JSON
@@ -61,12 +62,12 @@ defmodule McpFramer.JSONDifferentialTest do
       input = :binary.copy(~s({"text":"#{text}","n":[1,"#{text}\\n"]}))
 
       assert {:ok, %{"text" => ^text} = term} = JSON.decode(input, strings: :copy)
-      assert Enum.all?(strings(term), &(:binary.referenced_byte_size(&1) == byte_size(&1)))
+      assert Enum.all?(strings(term), &(kept_alive(&1) == byte_size(&1)))
 
       assert {:ok, %{"text" => ^text} = term} = JSON.decode(input)
 
       for string <- strings(term) do
-        assert :binary.referenced_byte_size(string) in [byte_size(string), byte_size(input)]
+        assert kept_alive(string) in [byte_size(string), byte_size(input)]
       end
     end
   end
@@ -93,8 +94,8 @@ defmodule McpFramer.JSONDifferentialTest do
         assert {:ok, [{:ok, %{"text" => ^text} = term}, {:ok, [1]}], _framer} =
                  McpFramer.feed(framer, chunk)
 
-        assert :binary.referenced_byte_size(term["text"]) in sizes
-        assert :binary.referenced_byte_size(hd(Map.keys(term))) == 4
+        assert kept_alive(term["text"]) in sizes
+        assert kept_alive(hd(Map.keys(term))) == 4
       end
     end
 
@@ -157,7 +158,7 @@ defmodule McpFramer.JSONDifferentialTest do
     end
 
     # A slice of the input keeps alive at most what the input does.
-    check_memory(result, :binary.referenced_byte_size(input), opts)
+    check_memory(result, kept_alive(input), opts)
   end
 
   # Whether a decoder's result is the oracle's for `input`.
@@ -259,11 +260,11 @@ defmodule McpFramer.JSONDifferentialTest do
 
     for string <- strings(term) do
       size = byte_size(string)
-      referenced = :binary.referenced_byte_size(string)
+      kept = kept_alive(string)
       limit = if copy? or size < 64, do: size, else: max(size, bound)
 
-      assert referenced <= limit,
-             "a #{size}-byte string references #{referenced} bytes, " <>
+      assert kept <= limit,
+             "a #{size}-byte string keeps #{kept} bytes alive, " <>
                "over #{limit} (#{inspect(opts)})"
     end
   end
@@ -359,15 +360,13 @@ defmodule McpFramer.JSONDifferentialTest do
   # slice of a larger one, at a byte or (rarely for a NIF) a bit offset.
   defp placed(iodata) do
     input = IO.iodata_to_binary(iodata)
-    size = byte_size(input)
 
     case :rand.uniform(6) do
       1 ->
-        <<_, slice::binary-size(size), _::binary>> = <<0, input::binary, :rand.bytes(70)::binary>>
-        slice
+        binary_part(<<0, input::binary, :rand.bytes(70)::binary>>, 1, byte_size(input))
 
       2 ->
-        <<_::3, slice::binary-size(size), _::5>> = <<0::3, input::binary, 0::5>>
+        <<_::3, slice::binary>> = <<0::3, input::binary>>
         slice
 
       _ ->
@@ -701,7 +700,7 @@ defmodule McpFramer.JSONDifferentialTest do
   defp mutated(iodata) do
     Enum.reduce(1..:rand.uniform(3), IO.iodata_to_binary(iodata), fn _, document ->
       at = :rand.uniform(byte_size(document) + 1) - 1
-      <<before::binary-size(at), rest::binary>> = document
+      {before, rest} = :erlang.split_binary(document, at)
 
       case {:rand.uniform(3), rest} do
         {1, <<_, rest::binary>>} -> <<before::binary, mutant_byte(), rest::binary>>
@@ -841,7 +840,7 @@ defmodule McpFramer.JSONDifferentialTest do
 
   defp mutate_near_end(line) do
     at = byte_size(line) - :rand.uniform(100)
-    <<before::binary-size(at), _, rest::binary>> = line
+    {before, <<_, rest::binary>>} = :erlang.split_binary(line, at)
     <<before::binary, Enum.random([0x01, 0xFF, ?", ?]]), rest::binary>>
   end
 
@@ -865,7 +864,7 @@ defmodule McpFramer.JSONDifferentialTest do
         _ -> min(:rand.uniform(scale), byte_size(stream))
       end
 
-    <<chunk::binary-size(size), rest::binary>> = stream
+    {chunk, rest} = :erlang.split_binary(stream, size)
     [:binary.copy(chunk) | cut_stream(rest, scale)]
   end
 end

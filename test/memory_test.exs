@@ -5,6 +5,7 @@ defmodule McpFramer.MemoryTest do
   use ExUnit.Case, async: false
 
   import McpFramer.Frames
+  import McpFramer.Memory, only: [kept_alive: 1]
 
   @kib 1024
   @mib 1024 * 1024
@@ -51,7 +52,7 @@ defmodule McpFramer.MemoryTest do
 
         for {message, {from, to}} <- Enum.zip(messages, spans),
             crosses?(chunks, from, to) do
-          kept = :binary.referenced_byte_size(message)
+          kept = kept_alive(message)
 
           assert kept <= byte_size(message) + 4_096,
                  "a #{byte_size(message)}-byte message keeps #{kept} bytes alive"
@@ -64,7 +65,7 @@ defmodule McpFramer.MemoryTest do
       chunk = :binary.copy("a\n" <> message <> "\nrest")
       assert {:ok, ["a", ^message], _} = McpFramer.feed(McpFramer.new(), chunk)
       {:ok, [_, inside], _} = McpFramer.feed(McpFramer.new(), chunk)
-      assert :binary.referenced_byte_size(inside) == byte_size(chunk)
+      assert kept_alive(inside) == byte_size(chunk)
     end
   end
 

@@ -253,8 +253,8 @@ defmodule McpFramer.SchedulerTest do
 
   defp big_integers(size) do
     number = :binary.copy("7", 1000)
-
-    IO.iodata_to_binary(["[", Enum.intersperse(List.duplicate(number, div(size, 1001)), ","), "]"])
+    numbers = List.duplicate(number, div(size, 1001))
+    IO.iodata_to_binary(["[", Enum.intersperse(numbers, ","), "]"])
   end
 
   defp small_messages(size) do
