@@ -7,7 +7,7 @@ defmodule McpFramer.DecodeTest do
 
   import McpFramer.Memory, only: [kept_alive: 1]
 
-  alias McpFramer.{DecodeError, JSON}
+  alias McpFramer.{Chunks, DecodeError, JSON}
 
   @mib 1024 * 1024
 
@@ -135,7 +135,7 @@ defmodule McpFramer.DecodeTest do
   describe "a decoding framer" do
     test "gives what JSON.decode gives for each message, in order" do
       lines = [~s({"id":1}), "not json", ~s([1,2]), ~s("x"), "{", "  7 "]
-      chunks = cut(Enum.map_join(lines, "", &(&1 <> "\n")), 3)
+      chunks = Chunks.cut(Enum.map_join(lines, "", &(&1 <> "\n")), 3)
       assert decode_lines_from(chunks) == Enum.map(lines, &JSON.decode/1)
     end
 
@@ -170,7 +170,7 @@ defmodule McpFramer.DecodeTest do
       deep = :binary.copy("[", 200_000) <> :binary.copy("]", 200_000)
       escapes = ~s(") <> :binary.copy("\\n", 400_000) <> ~s(")
       lines = ["1", big, "2", deep, escapes, "3"]
-      chunks = cut(Enum.map_join(lines, "", &(&1 <> "\n")), 65_536)
+      chunks = Chunks.port(Enum.map_join(lines, "", &(&1 <> "\n")))
       items = decode_lines_from(chunks)
       assert length(items) == length(lines)
 
@@ -236,13 +236,6 @@ defmodule McpFramer.DecodeTest do
 
   defp decode_lines_from(chunks, opts \\ []) do
     McpFramer.Frames.frame(decode_framer(opts), chunks)
-  end
-
-  defp cut(binary, size) when byte_size(binary) <= size, do: [binary]
-
-  defp cut(binary, size) do
-    {chunk, rest} = :erlang.split_binary(binary, size)
-    [:binary.copy(chunk) | cut(rest, size)]
   end
 
   # binary_to_float wants digits on both sides of a dot and no bare "1E2".

@@ -5,7 +5,7 @@ defmodule McpFramer.DifferentialTest do
   # the FRAMER_SEED it prints.
   use ExUnit.Case, async: true
 
-  alias McpFramer.PureFramer
+  alias McpFramer.{Chunks, PureFramer, Seed}
 
   @cases 10_000
 
@@ -57,12 +57,12 @@ defmodule McpFramer.DifferentialTest do
   # Case n of a run is drawn from its own seed, so a failure names the
   # FRAMER_SEED that reproduces it.
   defp run_cases(count, run, draw) do
-    seed = seed()
+    seed = Seed.seed("FRAMER_SEED")
 
     for n <- 1..count do
-      :rand.seed(:exsss, {seed, n, run})
+      reproduce = Seed.case!("FRAMER_SEED", seed, n, run)
       {cap, chunks} = draw.()
-      where = "FRAMER_SEED=#{seed} (case #{n}, cap #{cap}, chunks #{inspect(chunks, limit: 50)})"
+      where = "#{reproduce}, cap #{cap}, chunks #{inspect(chunks, limit: 50)}"
 
       compare(
         McpFramer.new(max_message_bytes: cap),
@@ -83,24 +83,10 @@ defmodule McpFramer.DifferentialTest do
   end
 
   # Chunks of 1 byte to 80 KiB, so pieces fall on both sides of 16 KiB.
-  defp cut_large(<<>>), do: []
-
   defp cut_large(stream) do
-    size =
-      min(
-        Enum.random([1, 100, 4096, 20_000, 65_536, 81_920]) |> :rand.uniform(),
-        byte_size(stream)
-      )
-
-    {chunk, rest} = :erlang.split_binary(stream, size)
-    [chunk | cut_large(rest)]
-  end
-
-  defp seed do
-    case System.get_env("FRAMER_SEED") do
-      nil -> :rand.uniform(1_000_000_000)
-      seed -> String.to_integer(seed)
-    end
+    Chunks.cut(stream, fn _ ->
+      Enum.random([1, 100, 4096, 20_000, 65_536, 81_920]) |> :rand.uniform()
+    end)
   end
 
   defp compare(_nif, _pure, [], _where), do: :ok
@@ -148,20 +134,17 @@ defmodule McpFramer.DifferentialTest do
   end
 
   # Cuts at random points: single bytes, small pieces, large pieces, and
-  # sometimes an empty chunk.
+  # sometimes an empty chunk; an empty stream is one empty chunk.
   defp cut(<<>>), do: [<<>>]
 
   defp cut(stream) do
-    size =
+    Chunks.cut(stream, fn _ ->
       case :rand.uniform(4) do
         1 -> 1
         2 -> :rand.uniform(8)
         3 -> :rand.uniform(256)
         4 -> 0
       end
-
-    size = min(size, byte_size(stream))
-    {chunk, rest} = :erlang.split_binary(stream, size)
-    if rest == <<>>, do: [chunk], else: [chunk | cut(rest)]
+    end)
   end
 end

@@ -5,7 +5,7 @@ defmodule McpFramer.IntegerLimitTest do
   # McpFramer.JSON and through a decoding framer, against the oracle too.
   use ExUnit.Case, async: true
 
-  alias McpFramer.{DecodeError, Frames, JSON, TestJSON}
+  alias McpFramer.{Chunks, DecodeError, Frames, JSON, TestJSON}
 
   @mib 1024 * 1024
 
@@ -86,7 +86,7 @@ defmodule McpFramer.IntegerLimitTest do
 
   test "an 8 MiB line of digits fed as a Port would gives its error item in well under a second" do
     line = "[" <> :binary.copy("7", 8 * @mib - 2) <> "]"
-    chunks = Frames.port_chunks(line <> "\n")
+    chunks = Chunks.port(line <> "\n")
     framer = McpFramer.new(decode: :json)
 
     {micros, [item]} = :timer.tc(fn -> Frames.frame(framer, chunks) end)

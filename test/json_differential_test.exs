@@ -12,7 +12,7 @@ defmodule McpFramer.JSONDifferentialTest do
   import Bitwise
   import McpFramer.Memory, only: [kept_alive: 1]
 
-  alias McpFramer.DecodeError
+  alias McpFramer.{Chunks, DecodeError, Seed}
   alias McpFramer.JSON
   alias McpFramer.TestJSON
 
@@ -113,11 +113,10 @@ defmodule McpFramer.JSONDifferentialTest do
   # `check` gets n.
 
   defp run_cases(count, run, check) do
-    seed = seed()
+    seed = Seed.seed("JSON_SEED")
 
     for n <- 1..count do
-      :rand.seed(:exsss, {seed, n, run})
-      Process.put(:where, "JSON_SEED=#{seed} (case #{n} of run #{run})")
+      Process.put(:where, Seed.case!("JSON_SEED", seed, n, run))
 
       try do
         check.(n)
@@ -128,13 +127,6 @@ defmodule McpFramer.JSONDifferentialTest do
         error ->
           reraise "#{where()}: #{Exception.message(error)}", __STACKTRACE__
       end
-    end
-  end
-
-  defp seed do
-    case System.get_env("JSON_SEED") do
-      nil -> :rand.uniform(1_000_000_000)
-      seed -> String.to_integer(seed)
     end
   end
 
@@ -855,16 +847,13 @@ defmodule McpFramer.JSONDifferentialTest do
     cut_stream(stream, scale)
   end
 
-  defp cut_stream(<<>>, _scale), do: []
-
+  # Cut anywhere, up to `scale` bytes, or now and then just after a newline.
   defp cut_stream(stream, scale) do
-    size =
-      case {:rand.uniform(8), :binary.match(stream, "\n")} do
+    Chunks.cut(stream, fn rest ->
+      case {:rand.uniform(8), :binary.match(rest, "\n")} do
         {1, {at, 1}} -> at + 1
-        _ -> min(:rand.uniform(scale), byte_size(stream))
+        _ -> :rand.uniform(scale)
       end
-
-    {chunk, rest} = :erlang.split_binary(stream, size)
-    [:binary.copy(chunk) | cut_stream(rest, scale)]
+    end)
   end
 end

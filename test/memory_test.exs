@@ -4,6 +4,8 @@ defmodule McpFramer.MemoryTest do
   # test allocates binaries meanwhile.
   use ExUnit.Case, async: false
 
+  alias McpFramer.Chunks
+
   import McpFramer.Frames
   import McpFramer.Memory, only: [kept_alive: 1]
 
@@ -181,20 +183,10 @@ defmodule McpFramer.MemoryTest do
   # Each chunk a binary of its own, as a Port delivers them.
   defp port_chunks(stream, :random) do
     :rand.seed(:exsss, {7, 8, 9})
-    cut(stream, fn -> :rand.uniform(65_536) end)
+    Chunks.cut(stream, fn _ -> :rand.uniform(65_536) end)
   end
 
-  defp port_chunks(stream, size), do: cut(stream, fn -> size end)
-
-  defp cut(stream, next_size, at \\ 0, acc \\ []) do
-    if at >= byte_size(stream) do
-      Enum.reverse(acc)
-    else
-      size = min(next_size.(), byte_size(stream) - at)
-      chunk = :binary.copy(binary_part(stream, at, size))
-      cut(stream, next_size, at + size, [chunk | acc])
-    end
-  end
+  defp port_chunks(stream, size), do: Chunks.cut(stream, size)
 
   # Whether the bytes from..to lie in more than one chunk.
   defp crosses?(chunks, from, to) do

@@ -5,6 +5,8 @@ defmodule McpFramer.SchedulerTest do
   # run on memory the first try already faulted in.
   use ExUnit.Case, async: false
 
+  alias McpFramer.Chunks
+
   @moduletag timeout: 300_000
   @limit_ms 2
   @tries 3
@@ -168,26 +170,26 @@ defmodule McpFramer.SchedulerTest do
 
   defp decode_jobs do
     [
-      {"a 10 MiB tools/list result", port_chunks(tools_list(10 * @mib) <> "\n")},
-      {"a 100 MB blob", port_chunks(blob(100_000_000) <> "\n")},
-      {"a million open brackets", port_chunks(:binary.copy("[", 1_000_000) <> "\n")},
+      {"a 10 MiB tools/list result", Chunks.port(tools_list(10 * @mib) <> "\n")},
+      {"a 100 MB blob", Chunks.port(blob(100_000_000) <> "\n")},
+      {"a million open brackets", Chunks.port(:binary.copy("[", 1_000_000) <> "\n")},
       {"64 KiB chunks of {}", for(_ <- 1..64, do: :binary.copy("{}\n", 21_845))},
-      {"1000-digit integers", port_chunks(big_integers(4 * @mib) <> "\n")},
+      {"1000-digit integers", Chunks.port(big_integers(4 * @mib) <> "\n")},
       {"a 4 MiB chunk of small messages", [small_messages(4 * @mib)]},
       # Just under the size decoded on a normal scheduler, and slow to
       # decode: each must give up in time and go to a dirty scheduler.
       {"a string of 500,000 escapes",
-       port_chunks(~s(") <> :binary.copy("\\n", 500_000) <> ~s("\n))},
+       Chunks.port(~s(") <> :binary.copy("\\n", 500_000) <> ~s("\n))},
       {"a string of \\u escapes",
-       port_chunks(~s(") <> :binary.copy("\\u00e9", 170_000) <> ~s("\n))},
-      {"a float of a million digits", port_chunks("0." <> :binary.copy("7", 1_000_000) <> "\n")},
-      {"a million spaces", port_chunks(:binary.copy(" ", 1_000_000) <> "1\n")},
-      {"a 1000 KB tools/list result", port_chunks(tools_list(1_000_000) <> "\n")},
-      {"an object of 50,000 pairs", port_chunks(big_object(50_000) <> "\n")},
+       Chunks.port(~s(") <> :binary.copy("\\u00e9", 170_000) <> ~s("\n))},
+      {"a float of a million digits", Chunks.port("0." <> :binary.copy("7", 1_000_000) <> "\n")},
+      {"a million spaces", Chunks.port(:binary.copy(" ", 1_000_000) <> "1\n")},
+      {"a 1000 KB tools/list result", Chunks.port(tools_list(1_000_000) <> "\n")},
+      {"an object of 50,000 pairs", Chunks.port(big_object(50_000) <> "\n")},
       # Integers over 1,024 characters are errors, found by one scan: just
       # under the normal scheduler's size, and far over it.
-      {"a line of a million digits", port_chunks("[" <> :binary.copy("7", 1_000_000) <> "]\n")},
-      {"an 8 MiB line of digits", port_chunks("[" <> :binary.copy("7", 8 * @mib - 2) <> "]\n")}
+      {"a line of a million digits", Chunks.port("[" <> :binary.copy("7", 1_000_000) <> "]\n")},
+      {"an 8 MiB line of digits", Chunks.port("[" <> :binary.copy("7", 8 * @mib - 2) <> "]\n")}
     ]
   end
 
@@ -219,13 +221,6 @@ defmodule McpFramer.SchedulerTest do
   end
 
   # Chunks of 64 KiB, each a binary of its own, as a Port delivers them.
-  defp port_chunks(stream) when byte_size(stream) <= 65_536, do: [:binary.copy(stream)]
-
-  defp port_chunks(stream) do
-    <<chunk::binary-size(65_536), rest::binary>> = stream
-    [:binary.copy(chunk) | port_chunks(rest)]
-  end
-
   defp tools_list(size) do
     tool = fn i ->
       ~s({"name":"tool_#{i}","description":"Runs step #{i}: \\"quoted\\" and caf\\u00e9",) <>

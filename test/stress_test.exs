@@ -4,6 +4,8 @@ defmodule McpFramer.StressTest do
 
   import McpFramer.Frames
 
+  alias McpFramer.Chunks
+
   @moduletag timeout: 300_000
 
   test "1,000 processes each frame their own stream of 1,000 chunks at once, exactly" do
@@ -112,15 +114,8 @@ defmodule McpFramer.StressTest do
   defp pad, do: :binary.copy("a", :rand.uniform(200))
   defp ending, do: Enum.random(["\n", "\r\n", "\n\n"])
 
-  # Exactly `n` chunks, cut at random distinct points (some may be empty).
+  # Exactly `n` chunks, cut at random points (some may be empty).
   defp cut(stream, n) do
-    points = for(_ <- 2..n, do: :rand.uniform(byte_size(stream) + 1) - 1) |> Enum.sort()
-
-    {chunks, last} =
-      Enum.map_reduce(points, 0, fn point, from ->
-        {binary_part(stream, from, point - from), point}
-      end)
-
-    chunks ++ [binary_part(stream, last, byte_size(stream) - last)]
+    Chunks.at(stream, for(_ <- 2..n, do: :rand.uniform(byte_size(stream) + 1) - 1))
   end
 end

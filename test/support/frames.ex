@@ -11,13 +11,4 @@ defmodule McpFramer.Frames do
 
     messages
   end
-
-  # A stream cut as a stream-mode Port reads it: 64 KiB at a time, each
-  # read a binary of its own.
-  def port_chunks(stream) when byte_size(stream) <= 65_536, do: [:binary.copy(stream)]
-
-  def port_chunks(stream) do
-    chunk = binary_part(stream, 0, 65_536)
-    [:binary.copy(chunk) | port_chunks(binary_part(stream, 65_536, byte_size(stream) - 65_536))]
-  end
 end

@@ -1,0 +1,64 @@
+defmodule McpFramer.Chunks do
+  @moduledoc false
+  # Streams cut into chunks as a stream-mode Port hands them over: each a
+  # binary of its own, never a sub-binary of the stream. The tests draw the
+  # sizes; this only cuts.
+
+  @port_read 65_536
+
+  # `size` is a chunk size, or a function that draws the next one from the
+  # rest of the stream (0 makes an empty chunk; past the end is the end).
+  @spec cut(binary(), pos_integer() | (binary() -> non_neg_integer())) :: [binary()]
+  def cut(stream, size) when is_integer(size) and size > 0, do: cut(stream, fn _ -> size end)
+
+  def cut(stream, size) when is_function(size, 1), do: cut(stream, size, [])
+
+  # The chunks between `points`, positions in any order; there is one more
+  # chunk than points, and some may be empty.
+  @spec at(binary(), [non_neg_integer()]) :: [binary()]
+  def at(stream, points) do
+    ends = Enum.sort(points) ++ [byte_size(stream)]
+
+    {chunks, _} =
+      Enum.map_reduce(ends, 0, fn stop, from ->
+        {:binary.copy(binary_part(stream, from, stop - from)), stop}
+      end)
+
+    chunks
+  end
+
+  # Full 64 KiB reads, as a Port delivers a stream written faster than it
+  # is read.
+  @spec port(binary()) :: [binary()]
+  def port(stream), do: cut(stream, @port_read)
+
+  defp cut(<<>>, _size, chunks), do: Enum.reverse(chunks)
+
+  defp cut(stream, size, chunks) do
+    {chunk, rest} = :erlang.split_binary(stream, min(size.(stream), byte_size(stream)))
+    cut(rest, size, [:binary.copy(chunk) | chunks])
+  end
+end
+
+defmodule McpFramer.Seed do
+  @moduledoc false
+  # Randomised tests draw case n of run r from the seed {seed, n, r}, where
+  # seed comes from the environment variable the test names, so that a
+  # failure can say how to reproduce itself.
+
+  # The seed in `variable`, or a new one.
+  @spec seed(String.t()) :: pos_integer()
+  def seed(variable) do
+    case System.get_env(variable) do
+      nil -> :rand.uniform(1_000_000_000)
+      seed -> String.to_integer(seed)
+    end
+  end
+
+  # Seeds this process for case `n` of `run`, and says how to get it again.
+  @spec case!(String.t(), pos_integer(), pos_integer(), pos_integer()) :: String.t()
+  def case!(variable, seed, n, run) do
+    :rand.seed(:exsss, {seed, n, run})
+    "#{variable}=#{seed} (case #{n} of run #{run})"
+  end
+end
