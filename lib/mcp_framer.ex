@@ -104,13 +104,16 @@ defmodule McpFramer do
   Decoding keeps the scheduler guarantee below. Each call decodes within a
   budget of its measured time and pauses when that is spent; a message that
   would hold a normal scheduler too long, because it is large or slow to
-  decode, is decoded on a dirty CPU scheduler instead.
+  decode, is decoded on a dirty CPU scheduler instead. A long one is sent
+  there as soon as its pace shows it cannot finish in time, so little of
+  it is decoded twice.
 
   ## Schedulers
 
   No call holds a normal scheduler for long, whatever the chunk: large
   chunks are framed on a dirty CPU scheduler, large messages are copied
-  into place a slice per call, and long runs of messages are returned in
+  into place a slice per call (on a dirty scheduler when more than a
+  mebibyte of the message is in the chunk), and long runs of messages are returned in
   parts, so the process can be descheduled in between. Each call reports
   the time it took to the scheduler, so a process that feeds many chunks
   in a row is preempted like any other. Each byte fed is
