@@ -112,11 +112,11 @@ defmodule McpFramer do
 
   No call holds a normal scheduler for long, whatever the chunk: large
   chunks are framed on a dirty CPU scheduler, large messages are copied
-  into place a slice per call (on a dirty scheduler when more than a
-  mebibyte of the message is in the chunk), and long runs of messages are returned in
-  parts, so the process can be descheduled in between. Each call reports
-  the time it took to the scheduler, so a process that feeds many chunks
-  in a row is preempted like any other. Each byte fed is
+  into place a slice per call (on a dirty scheduler when over a mebibyte
+  of the message is in its last chunk), and long runs of messages are
+  returned in parts, so the process can be descheduled in between. Each
+  call reports the time it took to the scheduler, so a process that feeds
+  many chunks in a row is preempted like any other. Each byte fed is
   searched for newlines once, apart from a short re-search of the chunk
   that completes a message of over a mebibyte.
   """
