@@ -92,7 +92,7 @@ const SEARCH_PICOS_PER_BYTE: u64 = 500;
 const MESSAGE_NANOS: u64 = 40;
 
 /// One percent of a time slice, as `enif_consume_timeslice` counts it.
-const PERCENT: Duration = Duration::from_micros(10);
+const PERCENT_NANOS: u64 = 10_000;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Scheduler {
@@ -274,15 +274,15 @@ impl Timeslice {
         )
     }
 
-    /// What the call took: measured if the clock ran, else estimated,
-    /// generously, from its bytes and messages.
-    fn used(&self) -> Duration {
+    /// What the call took, in nanoseconds: measured if the clock ran, else
+    /// estimated, generously, from its bytes and messages.
+    fn used_nanos(&self) -> u64 {
         match self.started.get() {
-            Some(started) => started.elapsed(),
+            Some(started) => u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX),
             None => {
                 let chunk = self.chunk as u64 * SEARCH_PICOS_PER_BYTE / 1000;
                 let messages = MESSAGE_NANOS * self.messages.get() as u64;
-                Duration::from_nanos(CALL_NANOS + chunk + messages)
+                CALL_NANOS + chunk + messages
             }
         }
     }
@@ -294,17 +294,16 @@ impl Timeslice {
     /// call that gave its thread up reports a whole slice.
     pub fn report(&self, env: Env<'_>) {
         thread_local! {
-            static UNREPORTED: Cell<Duration> = const { Cell::new(Duration::ZERO) };
+            static UNREPORTED_NANOS: Cell<u64> = const { Cell::new(0) };
         }
         if self.yields.get() {
             consume_timeslice(env, 100);
             return;
         }
-        UNREPORTED.with(|unreported| {
-            let total = unreported.get().saturating_add(self.used());
-            let percent = total.as_nanos() / PERCENT.as_nanos();
-            let rest = total.as_nanos() % PERCENT.as_nanos();
-            unreported.set(Duration::from_nanos(rest as u64));
+        UNREPORTED_NANOS.with(|unreported| {
+            let total = unreported.get().saturating_add(self.used_nanos());
+            let percent = total / PERCENT_NANOS;
+            unreported.set(total % PERCENT_NANOS);
             // Over a whole slice, one slice: the call is preempted all the
             // same, and the next process is not charged for it.
             if percent > 0 {
