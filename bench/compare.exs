@@ -1,5 +1,6 @@
 # make compare REV=<git revision>: McpFramer as it is now against McpFramer
-# at REV, on make bench's framing workloads, in one VM.
+# at REV, on make bench's framing workloads and its decoding traffic, in
+# one VM.
 #
 # Two make bench runs on a shared machine differ by more than a small
 # regression: the whole VM lands on a fast or a slow state, and the ratio
@@ -34,30 +35,69 @@ defmodule Bench.Compare do
       T.seed(n)
       chunks = make_chunks.()
       bytes = Enum.reduce(chunks, 0, &(byte_size(&1) + &2))
-      times = interleave([module, McpFramer], chunks, rounds)
-      {then_best, then_median} = stats(times[module])
-      {now_best, now_median} = stats(times[McpFramer])
+      times = interleave([module, McpFramer], &Bench.run(&1, chunks), rounds)
+      print_row(name, bytes, times[module], times[McpFramer])
+    end
 
-      IO.puts(
-        "| #{name} | #{round(Bench.mb_per_s(bytes, then_best))} | " <>
-          "#{round(Bench.mb_per_s(bytes, now_best))} | #{Bench.ratio(then_best / now_best)} | " <>
-          "#{Bench.ratio(then_median / now_median)} |"
-      )
+    decoding(module, only, rounds)
+  end
+
+  # The decoding rows, each version framing with decode: :json.
+  defp decoding(module, only, rounds) do
+    rows =
+      for {{name, _, _, _} = row, n} <- Enum.with_index(Bench.Decoding.rows(), 101),
+          "decode #{name}" =~ only,
+          do: {n, row}
+
+    if rows != [] do
+      T.seed(100)
+      source = {Bench.DecodeTraffic.pool(), Bench.DecodeTraffic.noise()}
+
+      for {n, {name, _, _, make_chunks}} <- rows do
+        T.seed(n)
+        chunks = make_chunks.(source)
+        bytes = Enum.reduce(chunks, 0, &(byte_size(&1) + &2))
+        times = interleave([module, McpFramer], &Bench.Decoding.run(decoding(&1), chunks), rounds)
+        print_row("decode: " <> name, bytes, times[module], times[McpFramer])
+      end
     end
   end
 
+  defp decoding(module) do
+    feed = fn framer, chunk ->
+      case module.feed(framer, chunk) do
+        {:ok, items, framer} -> {items, framer}
+        {:error, :message_too_large, items, framer} -> {items, framer}
+      end
+    end
+
+    {fn -> module.new(decode: :json) end, feed}
+  end
+
+  defp print_row(name, bytes, then_times, now_times) do
+    {then_best, then_median} = stats(then_times)
+    {now_best, now_median} = stats(now_times)
+
+    IO.puts(
+      "| #{name} | #{round(Bench.mb_per_s(bytes, then_best))} | " <>
+        "#{round(Bench.mb_per_s(bytes, now_best))} | #{Bench.ratio(then_best / now_best)} | " <>
+        "#{Bench.ratio(then_median / now_median)} |"
+    )
+  end
+
   # Odd rounds run the versions in one order, even rounds in the other.
-  # Both must frame the same number of messages.
-  defp interleave(modules, chunks, rounds) do
+  # `run` gives a version's time and what it made of the chunks, which
+  # must be the same for both.
+  defp interleave(modules, run, rounds) do
     {times, _count} =
       Enum.reduce(1..rounds, {%{}, nil}, fn round, acc ->
         order = if rem(round, 2) == 1, do: modules, else: Enum.reverse(modules)
 
         Enum.reduce(order, acc, fn module, {times, count} ->
-          {micros, framed} = Bench.run(module, chunks)
+          {micros, framed} = run.(module)
 
           if count not in [nil, framed] do
-            raise "#{inspect(module)} framed #{framed} messages, the other version #{count}"
+            raise "#{inspect(module)} made #{inspect(framed)} of the chunks, the other version #{inspect(count)}"
           end
 
           {Map.update(times, module, [micros], &[micros | &1]), framed}
