@@ -173,11 +173,11 @@ type Syntax = Error<std::convert::Infallible>;
 /// Rations the parser's work: once the fuel it was given runs out, the
 /// parser asks for more, telling how far into the input it has got and how
 /// much the work it is about to do needs. Fuel is charged before the work
-/// it pays for, and no step of work is left uncharged for long: each value
-/// costs four units, an escape two a byte, a long number one a byte (its
-/// conversion included), whitespace one per two bytes and the text between
-/// escapes one per eight; only plain strings, scanned many bytes at a
-/// time, are free.
+/// it pays for, and no step of work is left uncharged for long: an escape
+/// costs two units a byte, a long number one a byte (its conversion
+/// included), whitespace one per two bytes and the text between escapes
+/// one per eight, and each item of an array or object four, as it closes;
+/// only plain strings, scanned many bytes at a time, are free.
 pub trait Ration {
     /// At least `needed` more fuel, at `position`; 0 stops the parse with
     /// [`ErrorKind::Exhausted`] there.
@@ -197,9 +197,10 @@ impl Ration for NoMore {
 /// a long one asks for fuel as it goes.
 const WHITESPACE_BLOCK: usize = 16 * 1024;
 
-/// What a value costs in fuel, whatever it is: structure alone, with no
-/// long token in it, still reports its progress.
-const VALUE_FUEL: usize = 4;
+/// What an item of an array or object costs in fuel, charged as its
+/// container closes: structure with no long token in it still reports its
+/// progress, without a charge on every value.
+const ITEM_FUEL: usize = 4;
 
 /// A container still waiting for its closing bracket, with how many items
 /// (or pairs) it has so far.
@@ -298,7 +299,6 @@ fn parse_with<'de, B: Builder<'de>>(
 ) -> Result<B::Value, Error<B::Error>> {
     let input = cursor.input;
     'value: loop {
-        cursor.burn(VALUE_FUEL).map_err(Error::cast)?;
         cursor.skip_whitespace().map_err(Error::cast)?;
         let start = cursor.position;
         let built = match cursor.peek() {
@@ -378,6 +378,9 @@ fn parse_with<'de, B: Builder<'de>>(
                             let count = *count;
                             open.pop();
                             cursor.position += 1;
+                            cursor
+                                .burn(count.saturating_mul(ITEM_FUEL))
+                                .map_err(Error::cast)?;
                             builder
                                 .end_array(count)
                                 .map_err(|e| Error::builder(here, e))?;
@@ -398,6 +401,9 @@ fn parse_with<'de, B: Builder<'de>>(
                             let count = *count;
                             open.pop();
                             cursor.position += 1;
+                            cursor
+                                .burn(count.saturating_mul(ITEM_FUEL))
+                                .map_err(Error::cast)?;
                             builder
                                 .end_object(count)
                                 .map_err(|e| Error::builder(here, e))?;
