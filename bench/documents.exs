@@ -6,13 +6,14 @@ defmodule Bench.Documents do
   # the least it could cost; and framed as a line cut as a Port reads it,
   # by a decoding framer and by a framing one whose messages go straight to
   # the dirty NIF. The two sides of a pair alternate, each run in a fresh
-  # process with its result dropped; the table shows each side's median.
+  # process making calls for about 2 ms, their results dropped; the table
+  # shows each side's median time a call.
 
   alias Bench.DecodeTraffic, as: D
   alias Bench.Traffic, as: T
   alias McpFramer.Native
 
-  @runs 15
+  @runs 31
   @kib 1024
 
   def documents({pool, noise}) do
@@ -64,8 +65,8 @@ defmodule Bench.Documents do
           end)
 
         IO.puts(
-          "| #{name} | #{ours} | #{dirty} | #{shown(dirty / ours)} | " <>
-            "#{framed} | #{framed_dirty} | #{shown(framed_dirty / framed)} |"
+          "| #{name} | #{round(ours)} | #{round(dirty)} | #{shown(dirty / ours)} | " <>
+            "#{round(framed)} | #{round(framed_dirty)} | #{shown(framed_dirty / framed)} |"
         )
 
         [dirty / ours, framed_dirty / framed]
@@ -90,14 +91,26 @@ defmodule Bench.Documents do
     items
   end
 
-  # Median times in µs of `ours` and `theirs`, run in turn.
+  # Median times in µs a call of `ours` and `theirs`, run in turn. Each
+  # run makes calls for about 2 ms, so that short ones are timed over many.
   defp pair(ours, theirs) do
+    {once, _} = :timer.tc(theirs)
+    calls = max(1, div(2000, max(once, 1)))
+
     times =
       for _ <- 1..@runs, side <- [ours, theirs] do
-        Task.async(fn -> elem(:timer.tc(side), 0) end) |> Task.await(:infinity)
+        Task.async(fn -> elem(:timer.tc(fn -> repeat(side, calls) end), 0) end)
+        |> Task.await(:infinity)
       end
 
-    {median(Enum.take_every(times, 2)), median(Enum.drop_every(times, 2))}
+    {median(Enum.take_every(times, 2)) / calls, median(Enum.drop_every(times, 2)) / calls}
+  end
+
+  defp repeat(_fun, 0), do: :ok
+
+  defp repeat(fun, calls) do
+    fun.()
+    repeat(fun, calls - 1)
   end
 
   defp median(times), do: Enum.at(Enum.sort(times), div(length(times), 2))
