@@ -49,8 +49,9 @@ defmodule McpFramer.JSON do
 
   No call holds a normal scheduler for a millisecond: a document that is
   large, or that turns out slow to decode, is decoded on a dirty CPU
-  scheduler instead, and the time each normal-scheduler call took is
-  reported to the scheduler.
+  scheduler instead, as soon as its pace shows it would not finish in
+  time, and the time each normal-scheduler call took is reported to the
+  scheduler.
   """
 
   alias McpFramer.Native

@@ -62,11 +62,11 @@ mod tests {
             }
             for step in (1..=4).filter_map(NonZeroUsize::new) {
                 for steps_a_call in 1..=3 {
-                    for budget in [1, 2, 5, bytes.len()] {
+                    for slice in [1, 2, 5, bytes.len()] {
                         let mut message = vec![0; bytes.len()];
                         let mut copied = 0;
                         for _call in 0..=bytes.len() {
-                            let until = bytes.len().min(copied + budget);
+                            let until = bytes.len().min(copied + slice);
                             let mut steps = 0;
                             copied += copy_pieces(
                                 pieces.iter().copied(),
@@ -81,7 +81,7 @@ mod tests {
                         }
                         assert_eq!(
                             message, bytes,
-                            "pieces {sizes:?}, step {step}, {steps_a_call} steps a call, budget {budget}"
+                            "pieces {sizes:?}, step {step}, {steps_a_call} steps a call, slice {slice}"
                         );
                     }
                 }

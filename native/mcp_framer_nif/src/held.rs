@@ -124,7 +124,7 @@ impl HeldBytes {
         self.in_pieces + self.gathered
     }
 
-    /// Copies up to `budget` more of the first `held` held bytes into the
+    /// Copies up to `slice` more of the first `held` held bytes into the
     /// message of `size` bytes being assembled, so that a large message is
     /// built over several short calls; true once all of them are there.
     /// After each `step` bytes, the copy goes on only while `more()`.
@@ -132,7 +132,7 @@ impl HeldBytes {
         &mut self,
         held: usize,
         size: usize,
-        budget: usize,
+        slice: usize,
         step: NonZeroUsize,
         more: impl FnMut() -> bool,
     ) -> Result<bool, FramerError> {
@@ -143,7 +143,7 @@ impl HeldBytes {
             Some((message, copied)) if message.len() == size && copied <= held => (message, copied),
             _ => (alloc(size).map_err(|_| FramerError::OutOfMemory)?, 0),
         };
-        let until = held.min(copied.saturating_add(budget));
+        let until = held.min(copied.saturating_add(slice));
         let target = &mut message.as_mut_slice()[copied..until];
         let copied = copied + self.copy_held(copied, target, step, more);
         self.assembly = Some((message, copied));
