@@ -357,8 +357,8 @@ defmodule Bench.Decoding do
   # jiffy's terms are not quite Jason's, which McpFramer's are: null is the
   # atom :null, not nil, and duplicate keys and invalid input may be taken
   # differently. The traffic is valid JSON and only time is compared, so
-  # that does not matter here. Jason itself cannot be installed (hex.pm is
-  # out of reach), so the rows against it are listed unmeasured.
+  # that does not matter here. Jason itself cannot be installed on the
+  # development machine, so the rows against it are listed unmeasured.
   #
   # Both sides are treated alike: each turns a chunk into a list of items,
   # {:ok, term} or {:error, reason}, one per message, which the loop counts
@@ -614,9 +614,7 @@ defmodule Bench.Decoding do
     IO.puts("|---|---|---:|")
 
     for {_, {name, _, jason, _}} <- rows do
-      IO.puts(
-        "| #{name} | not measured: Jason unavailable (hex.pm unreachable) | #{Bench.goal(jason)} |"
-      )
+      IO.puts("| #{name} | not measured: Jason cannot be installed here | #{Bench.goal(jason)} |")
     end
   end
 

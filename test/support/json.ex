@@ -1,9 +1,9 @@
 defmodule McpFramer.TestJSON do
   @moduledoc false
   # The test oracle for McpFramer.JSON: `decode/1` returns what Jason 1.4.5's
-  # `Jason.decode/1` returns with its default options, for every input. hex.pm,
-  # and so Jason, is out of reach, so its rules are written out here, errors
-  # included:
+  # `Jason.decode/1` returns with its default options, for every input.
+  # Jason cannot be installed on the development machine, so its rules are
+  # written out here, errors included:
   #
   #   * `{:error, %{position: p, token: nil}}` when the input ends early
   #     (p is its length) or the byte at p cannot be there;
