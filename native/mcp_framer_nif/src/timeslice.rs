@@ -221,16 +221,24 @@ impl Timeslice {
     /// large list or map, made in one call), still ends within the hard
     /// limit.
     pub fn afford(&self, nanos: u64) -> Result<(), OutOfTime> {
-        let ends = self
-            .now_within(HARD)
-            .and_then(|now| now.checked_add(Duration::from_nanos(nanos)));
-        match ends {
-            Some(end) if end < self.clock() + HARD => Ok(()),
-            _ => {
-                self.spent.set(true);
-                Err(OutOfTime)
-            }
+        match self.now_within(HARD) {
+            Some(now) => self.afford_at(now, nanos),
+            None => self.afford_nothing(),
         }
+    }
+
+    /// Like [`Timeslice::afford`], with the clock read at `now`.
+    fn afford_at(&self, now: Instant, nanos: u64) -> Result<(), OutOfTime> {
+        match now.checked_add(Duration::from_nanos(nanos)) {
+            Some(end) if end < self.clock() + HARD => Ok(()),
+            _ => self.afford_nothing(),
+        }
+    }
+
+    /// Out of time for work that cannot stop: the call takes no new message.
+    fn afford_nothing(&self) -> Result<(), OutOfTime> {
+        self.spent.set(true);
+        Err(OutOfTime)
     }
 
     /// A document of `length` bytes starts decoding; a long one has its
@@ -324,7 +332,7 @@ impl Ration for &Timeslice {
     fn more(&mut self, position: usize, needed: usize) -> usize {
         let nanos = (needed as u64).saturating_mul(FUEL_UNIT_PICOS) / 1000;
         match self.now_within(HARD) {
-            Some(now) if self.on_pace(now, position) && self.afford(nanos).is_ok() => {
+            Some(now) if self.on_pace(now, position) && self.afford_at(now, nanos).is_ok() => {
                 needed.max(FUEL_STEP)
             }
             _ => 0,
