@@ -16,7 +16,6 @@ use rustler::sys::{
 };
 use rustler::{Binary, Encoder, Env, Term};
 use std::cell::RefCell;
-use std::marker::PhantomData;
 use std::mem::MaybeUninit;
 
 mod atoms {
@@ -172,29 +171,26 @@ pub fn with_session<'a, T>(env: Env<'a>, f: impl FnOnce(&mut Session<'_, 'a>) ->
 /// The decoder, for the documents of one NIF call in `env`.
 pub struct Session<'d, 'a> {
     decoder: &'d mut Decoder,
-    env: PhantomData<Env<'a>>,
+    env: Env<'a>,
 }
 
 impl<'d, 'a> Session<'d, 'a> {
-    fn new(decoder: &'d mut Decoder, _env: Env<'a>) -> Session<'d, 'a> {
+    fn new(decoder: &'d mut Decoder, env: Env<'a>) -> Session<'d, 'a> {
         // The keys were made in another call.
         decoder.key_table.filled = 0;
-        Session {
-            decoder,
-            env: PhantomData,
-        }
+        Session { decoder, env }
     }
 
     /// The item for a framed `message`; one that would go past the call's
     /// `limits` is left dirty.
     pub fn item(
         &mut self,
-        env: Env<'a>,
         message: Binary<'a>,
         copy_strings: bool,
         limits: Option<&Timeslice>,
     ) -> Result<Item<'a>, Stop> {
-        match self.decode(env, message, copy_strings, limits) {
+        let env = self.env;
+        match self.decode(message, copy_strings, limits) {
             Ok(item) => Ok(Item::Decoded(item)),
             Err(Stop::Dirty) => {
                 let left = (atoms::decode_dirty(), message, copy_strings);
@@ -214,11 +210,11 @@ impl<'d, 'a> Session<'d, 'a> {
     /// falls behind the pace that would finish it in time.
     pub fn decode(
         &mut self,
-        env: Env<'a>,
         document: Binary<'a>,
         copy_strings: bool,
         limits: Option<&Timeslice>,
     ) -> Result<Term<'a>, Stop> {
+        let env = self.env;
         let input = document.as_slice();
         match limits {
             Some(_) if input.len() > timeslice::DECODE_NORMAL_MAX => return Err(Stop::Dirty),

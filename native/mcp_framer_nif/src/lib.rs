@@ -77,10 +77,7 @@ fn feed<'a>(
     generation: Term<'a>,
     chunk: Binary<'a>,
 ) -> NifResult<Term<'a>> {
-    let time = Timeslice::new(Scheduler::Normal, chunk.len());
-    let reply = feed_chunk(env, resource, generation, chunk, &time);
-    time.report(env);
-    reply
+    feed_chunk(env, resource, generation, chunk, Scheduler::Normal)
 }
 
 /// Feeds a chunk of any size on a dirty CPU scheduler.
@@ -91,10 +88,7 @@ fn feed_dirty<'a>(
     generation: Term<'a>,
     chunk: Binary<'a>,
 ) -> NifResult<Term<'a>> {
-    let time = Timeslice::new(Scheduler::Dirty, chunk.len());
-    let reply = feed_chunk(env, resource, generation, chunk, &time);
-    time.report(env);
-    reply
+    feed_chunk(env, resource, generation, chunk, Scheduler::Dirty)
 }
 
 /// The held byte count, or `:busy` while another process holds the lock.
@@ -128,7 +122,21 @@ fn lock<'a>(resource: Term<'a>, generation: Term<'a>) -> NifResult<Option<MutexG
     Ok(Some(state))
 }
 
+/// Feeds `chunk` within the time of a call on `scheduler`, and reports it.
 fn feed_chunk<'a>(
+    env: Env<'a>,
+    resource: Term<'a>,
+    generation: Term<'a>,
+    chunk: Binary<'a>,
+    scheduler: Scheduler,
+) -> NifResult<Term<'a>> {
+    let time = Timeslice::new(scheduler, chunk.len());
+    let reply = feed_within(env, resource, generation, chunk, &time);
+    time.report(env);
+    reply
+}
+
+fn feed_within<'a>(
     env: Env<'a>,
     resource: Term<'a>,
     generation: Term<'a>,
@@ -217,7 +225,7 @@ fn frame<'a>(
         };
         let item = match decoder.as_mut() {
             None => binary.to_term(env),
-            Some((session, strings)) => match session.item(env, binary, strings.copy, limits)? {
+            Some((session, strings)) => match session.item(binary, strings.copy, limits)? {
                 Item::Decoded(item) => item,
                 Item::LeftDirty(item) => {
                     left_dirty = true;
@@ -278,7 +286,7 @@ fn frame<'a>(
 fn decode<'a>(env: Env<'a>, document: Binary<'a>, copy_strings: bool) -> NifResult<Term<'a>> {
     let time = Timeslice::new(Scheduler::Normal, document.len());
     let decoded = decode::with_session(env, |session| {
-        session.decode(env, document, copy_strings, time.limits())
+        session.decode(document, copy_strings, time.limits())
     });
     time.report(env);
     match decoded {
@@ -293,7 +301,7 @@ fn decode<'a>(env: Env<'a>, document: Binary<'a>, copy_strings: bool) -> NifResu
 fn decode_dirty<'a>(env: Env<'a>, document: Binary<'a>, copy_strings: bool) -> NifResult<Term<'a>> {
     let time = Timeslice::new(Scheduler::Dirty, document.len());
     let decoded = decode::with_session(env, |session| {
-        session.decode(env, document, copy_strings, time.limits())
+        session.decode(document, copy_strings, time.limits())
     });
     time.report(env);
     decoded.map_err(|stop| FramerError::from(stop).into())
