@@ -1,7 +1,7 @@
 //! Strings: the fast path borrows text without escapes from the input; text
 //! with escapes is decoded into the cursor's scratch buffer.
 
-use super::{Cursor, Error, Syntax, Text};
+use super::{lanes, Cursor, Error, Syntax, Text};
 
 impl<'de> Cursor<'de, '_> {
     /// The string whose opening quote is just behind the cursor.
@@ -15,42 +15,34 @@ impl<'de> Cursor<'de, '_> {
             return Ok(Text::Input(text));
         }
         self.scratch.clear();
-        let mut run = start;
-        let mut stop = stop;
+        self.scratch
+            .extend_from_slice(input.get(start..stop).unwrap_or_default());
+        let mut at = stop;
         let mut all_ascii = ascii;
-        // Each turn: the unescaped run `run..stop`, then the byte at `stop`.
-        // The runs are checked for UTF-8 once, all together, at the end:
-        // they end at ASCII bytes and escapes decode to whole characters, so
-        // the text is valid exactly when every run is.
+        // Each turn: the special byte at `at`, then the text up to the next
+        // one. The text is checked for UTF-8 once, at the end: the runs end
+        // at ASCII bytes and escapes decode to whole characters, so the text
+        // is valid exactly when every run is.
         loop {
-            let unescaped = input.get(run..stop).unwrap_or_default();
-            self.scratch.extend_from_slice(unescaped);
-            let failed = match input.get(stop) {
+            let escaped = match input.get(at) {
                 Some(b'"') => break,
-                Some(b'\\') => match self.escape(stop) {
-                    Ok(next) => {
-                        run = next;
-                        None
-                    }
-                    Err(error) => Some(error),
-                },
-                // A control byte.
-                Some(_) => Some(Error::at(stop, input)),
-                None => Some(Error::at(stop, input)),
+                Some(b'\\') => self.escape(at),
+                // A control byte, or the end of the input.
+                _ => Err(Error::at(at, input)),
             };
-            if let Some(error) = failed {
+            let run = match escaped {
+                Ok(next) => next,
                 // An earlier byte that is not UTF-8 is reported first.
-                return Err(bad_utf8(input, start, stop).unwrap_or(error));
-            }
+                Err(error) => return Err(bad_utf8(input, start, at).unwrap_or(error)),
+            };
+            let (next, ascii) = self.copy_run(run);
+            all_ascii &= ascii;
             // Where a ration is asked for more: the parse has got this far.
             self.position = run;
-            self.burn(2 * (run - stop))?;
-            let next = find_special(input, run);
-            stop = next.stop;
-            all_ascii &= next.ascii;
-            self.burn((stop - run) / 8)?;
+            self.burn(2 * (run - at) + (next - run) / 8)?;
+            at = next;
         }
-        self.position = stop + 1;
+        self.position = at + 1;
         if all_ascii {
             // SAFETY: every run was ASCII, and escapes decode to UTF-8.
             return Ok(Text::Unescaped(unsafe {
@@ -59,29 +51,55 @@ impl<'de> Cursor<'de, '_> {
         }
         match simdutf8::basic::from_utf8(&self.scratch) {
             Ok(text) => Ok(Text::Unescaped(text)),
-            Err(_) => Err(bad_utf8(input, start, stop).unwrap_or(Error::at(stop, input))),
+            Err(_) => Err(bad_utf8(input, start, at).unwrap_or(Error::at(at, input))),
         }
+    }
+
+    /// Copies the text from `from` up to the next special byte onto the
+    /// scratch buffer; returns where that byte is, and whether the text was
+    /// all ASCII. Each lane is copied whole, even the one holding the
+    /// special byte, and the copy cut back after: one fixed-size move per
+    /// lane instead of a call to copy a run of any length.
+    #[inline(always)]
+    fn copy_run(&mut self, from: usize) -> (usize, bool) {
+        let input = self.input;
+        let mut at = from;
+        let mut high = 0;
+        while let Some(lane) = input.get(at..).and_then(|rest| rest.first_chunk::<16>()) {
+            self.scratch.extend_from_slice(lane);
+            let masks = lanes::classify(lane);
+            if masks.special != 0 {
+                let length = masks.special.trailing_zeros();
+                high |= masks.high & ((1 << length) - 1);
+                self.scratch
+                    .truncate(self.scratch.len() - 16 + length as usize);
+                return (at + length as usize, high == 0);
+            }
+            high |= masks.high;
+            at += 16;
+        }
+        let Run { stop, ascii } = find_special(input, at);
+        self.scratch
+            .extend_from_slice(input.get(at..stop).unwrap_or_default());
+        (stop, ascii && high == 0)
     }
 
     /// Decodes the escape whose `\` is at `at` onto the scratch buffer;
     /// returns the position after it.
+    #[inline(always)]
     fn escape(&mut self, at: usize) -> Result<usize, Syntax> {
-        let decoded = match self.input.get(at + 1) {
-            Some(b'"') => '"',
-            Some(b'\\') => '\\',
-            Some(b'/') => '/',
-            Some(b'b') => '\u{8}',
-            Some(b'f') => '\u{c}',
-            Some(b'n') => '\n',
-            Some(b'r') => '\r',
-            Some(b't') => '\t',
-            Some(b'u') => return self.unicode_escape(at),
-            Some(_) => return Err(Error::at(at + 1, self.input)),
+        match self.input.get(at + 1) {
+            Some(b'u') => self.unicode_escape(at),
+            Some(&letter) => match ESCAPES[usize::from(letter)] {
+                0 => Err(Error::at(at + 1, self.input)),
+                decoded => {
+                    self.scratch.push(decoded);
+                    Ok(at + 2)
+                }
+            },
             // Jason reports a string cut off after `\` at the `\`.
-            None => return Err(Error::at(at, self.input)),
-        };
-        self.scratch.push(decoded as u8);
-        Ok(at + 2)
+            None => Err(Error::at(at, self.input)),
+        }
     }
 
     /// `\uXXXX` at `at`, or a surrogate pair `\uD8XX\uDCXX`.
@@ -199,19 +217,24 @@ struct Run {
 fn find_special(input: &[u8], from: usize) -> Run {
     let mut at = from;
     let mut high = false;
-    // Sixteen bytes per step where SSE2 is sure to be there.
-    #[cfg(target_arch = "x86_64")]
+    // Sixteen bytes per step; past the first lane, a long run is skipped
+    // a block at a time.
     while let Some(lane) = input.get(at..).and_then(|rest| rest.first_chunk::<16>()) {
-        let (special, non_ascii) = lane_special(lane);
-        if special != 0 {
-            let before = special & special.wrapping_neg();
+        let masks = lanes::classify(lane);
+        if masks.special != 0 {
+            let before = masks.special & masks.special.wrapping_neg();
             return Run {
-                stop: at + special.trailing_zeros() as usize,
-                ascii: !high && non_ascii & (before - 1) == 0,
+                stop: at + masks.special.trailing_zeros() as usize,
+                ascii: !high && masks.high & (before - 1) == 0,
             };
         }
-        high |= non_ascii != 0;
+        high |= masks.high != 0;
         at += 16;
+        if at == from + 16 {
+            let skipped = lanes::skip_plain(input, at);
+            high |= skipped.high;
+            at = skipped.at;
+        }
     }
     // Eight bytes per step, tested all at once (SWAR).
     while let Some(word) = input.get(at..).and_then(|rest| rest.first_chunk::<8>()) {
@@ -240,32 +263,6 @@ fn find_special(input: &[u8], from: usize) -> Run {
     }
 }
 
-/// Bit `i` of the first mask is set if `lane[i]` is special, of the second
-/// if it is 0x80 or above.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn lane_special(lane: &[u8; 16]) -> (u32, u32) {
-    use std::arch::x86_64::{
-        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128,
-        _mm_set1_epi8,
-    };
-    // SAFETY: SSE2 is part of every x86_64 CPU; the load reads the 16 bytes
-    // of `lane`, unaligned.
-    unsafe {
-        let bytes = _mm_loadu_si128(lane.as_ptr().cast::<__m128i>());
-        let quote = _mm_cmpeq_epi8(bytes, _mm_set1_epi8(b'"' as i8));
-        let backslash = _mm_cmpeq_epi8(bytes, _mm_set1_epi8(b'\\' as i8));
-        // Unsigned: a byte is below 0x20 when its maximum with 0x1F is 0x1F.
-        let limit = _mm_set1_epi8(0x1F);
-        let control = _mm_cmpeq_epi8(_mm_max_epu8(bytes, limit), limit);
-        let special = _mm_or_si128(_mm_or_si128(quote, backslash), control);
-        (
-            _mm_movemask_epi8(special) as u32,
-            _mm_movemask_epi8(bytes) as u32,
-        )
-    }
-}
-
 /// A mask whose lowest set bit is the high bit of the first special byte in
 /// `word` (little-endian). Bits above that one may be false alarms, caused by
 /// the borrow out of a real match, so only the lowest is used.
@@ -283,3 +280,18 @@ fn special_bytes(word: u64) -> u64 {
 fn zero_bytes(word: u64) -> u64 {
     word.wrapping_sub(ONES) & !word & HIGHS
 }
+
+/// What the letter after `\` decodes to, for the one-letter escapes; 0 for
+/// the rest (`u` is decoded on its own).
+static ESCAPES: [u8; 256] = {
+    let mut table = [0; 256];
+    table[b'"' as usize] = b'"';
+    table[b'\\' as usize] = b'\\';
+    table[b'/' as usize] = b'/';
+    table[b'b' as usize] = 0x08;
+    table[b'f' as usize] = 0x0C;
+    table[b'n' as usize] = b'\n';
+    table[b'r' as usize] = b'\r';
+    table[b't' as usize] = b'\t';
+    table
+};
