@@ -18,6 +18,7 @@
 //!   including the next `\n` is then discarded.
 
 pub mod json;
+pub mod key_order;
 mod newlines;
 pub mod pace;
 mod pieces;

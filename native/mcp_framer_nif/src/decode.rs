@@ -9,6 +9,7 @@
 
 use crate::timeslice::{self, OutOfTime, Timeslice};
 use mcp_framer_core::json::{self, Builder, ErrorKind, Parser, Text};
+use mcp_framer_core::key_order::{sort_keys, KeyOrder};
 use rustler::sys::{
     enif_binary_to_term, enif_get_map_size, enif_make_double, enif_make_int64,
     enif_make_list_from_array, enif_make_map_from_arrays, enif_make_map_put, enif_make_new_binary,
@@ -145,6 +146,7 @@ pub struct Decoder {
     stack: Vec<ErlNifTerm>,
     keys: Vec<ErlNifTerm>,
     values: Vec<ErlNifTerm>,
+    orders: Vec<KeyOrder>,
     key_table: Box<KeyTable>,
 }
 
@@ -155,6 +157,7 @@ impl Default for Decoder {
             stack: Vec::new(),
             keys: Vec::new(),
             values: Vec::new(),
+            orders: Vec::new(),
             key_table: Box::new(KeyTable::new()),
         }
     }
@@ -231,6 +234,7 @@ impl<'d, 'a> Session<'d, 'a> {
             stack: &mut decoder.stack,
             keys: &mut decoder.keys,
             values: &mut decoder.values,
+            orders: &mut decoder.orders,
         };
         let parsed = match limits {
             Some(mut time) => {
@@ -244,6 +248,8 @@ impl<'d, 'a> Session<'d, 'a> {
             buffer.clear();
             buffer.shrink_to(KEEP_TERMS);
         }
+        decoder.orders.clear();
+        decoder.orders.shrink_to(KEEP_TERMS);
         match parsed {
             // SAFETY: the builder made the term in `env`, during this call.
             Ok(term) => Ok((atoms::ok(), unsafe { Term::new(env, term) }).encode(env)),
@@ -359,6 +365,10 @@ fn make_map(env: Env<'_>, keys: &[ErlNifTerm], values: &[ErlNifTerm]) -> Option<
     }
 }
 
+/// The most keys a map may have for `end_object` to sort them: the BEAM
+/// sorts maps of up to 32 keys (flatmaps) and hashes larger ones.
+const SORTED_MAP_MAX: usize = 32;
+
 /// A copy of `bytes` in a binary of its own.
 fn copy(env: Env<'_>, bytes: &[u8]) -> Result<ErlNifTerm, Stop> {
     let mut term = MaybeUninit::uninit();
@@ -383,6 +393,8 @@ struct TermBuilder<'a, 'd> {
     stack: &'d mut Vec<ErlNifTerm>,
     keys: &'d mut Vec<ErlNifTerm>,
     values: &'d mut Vec<ErlNifTerm>,
+    /// Where each key of the open objects sorts, in step with their terms.
+    orders: &'d mut Vec<KeyOrder>,
 }
 
 impl<'a> TermBuilder<'a, '_> {
@@ -497,6 +509,7 @@ impl<'a> Builder<'a> for TermBuilder<'a, '_> {
 
     fn key(&mut self, text: Text<'a, '_>) -> Result<(), Stop> {
         let key = text.as_str().as_bytes();
+        self.orders.push(KeyOrder::of(key));
         if key.len() >= SUB_BINARY_MIN {
             return self.string(text);
         }
@@ -516,12 +529,27 @@ impl<'a> Builder<'a> for TermBuilder<'a, '_> {
     }
 
     fn end_object(&mut self, count: usize) -> Result<(), Stop> {
+        let orders_from = self.orders.len().checked_sub(count).ok_or(Stop::Broken)?;
         self.collapse(2 * count, |builder, from| {
+            let pairs = &builder.stack[from..];
             builder.keys.clear();
             builder.values.clear();
-            for pair in builder.stack[from..].chunks_exact(2) {
-                builder.keys.push(pair[0]);
-                builder.values.push(pair[1]);
+            if (2..=SORTED_MAP_MAX).contains(&count) {
+                // The BEAM sorts a small map's keys by insertion, at one
+                // term comparison per step: handed over in order, they
+                // need one per key.
+                let mut sorted = [0u8; SORTED_MAP_MAX];
+                let orders = &builder.orders[orders_from..];
+                sort_keys(orders, &mut sorted[..count]);
+                for &pair in &sorted[..count] {
+                    builder.keys.push(pairs[2 * usize::from(pair)]);
+                    builder.values.push(pairs[2 * usize::from(pair) + 1]);
+                }
+            } else {
+                for pair in pairs.chunks_exact(2) {
+                    builder.keys.push(pair[0]);
+                    builder.values.push(pair[1]);
+                }
             }
             let env = builder.env;
             if let Some(map) = make_map(env, builder.keys, builder.values) {
@@ -529,6 +557,12 @@ impl<'a> Builder<'a> for TermBuilder<'a, '_> {
             }
             // A key repeats. Put the pairs last to first, so that the
             // first occurrence of a key is put last and wins.
+            builder.keys.clear();
+            builder.values.clear();
+            for pair in builder.stack[from..].chunks_exact(2) {
+                builder.keys.push(pair[0]);
+                builder.values.push(pair[1]);
+            }
             // SAFETY: every key and value is a term made in `env`.
             unsafe {
                 let mut map = enif_make_new_map(env.as_c_arg());
@@ -541,7 +575,9 @@ impl<'a> Builder<'a> for TermBuilder<'a, '_> {
                 }
                 Ok(map)
             }
-        })
+        })?;
+        self.orders.truncate(orders_from);
+        Ok(())
     }
 
     fn finish(&mut self) -> Result<ErlNifTerm, Stop> {
