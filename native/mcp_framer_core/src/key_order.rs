@@ -8,18 +8,27 @@
 /// costs the BEAM a comparison or two more, never a wrong map.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct KeyOrder {
-    prefix: u64,
-    length: usize,
+    /// The first eight bytes, big-endian, padded with zeros.
+    pub prefix: u64,
+    pub length: usize,
 }
 
 impl KeyOrder {
     #[inline]
     pub fn of(key: &[u8]) -> KeyOrder {
-        let mut prefix = [0; 8];
-        let head = key.len().min(8);
-        prefix[..head].copy_from_slice(&key[..head]);
+        // Byte by byte below eight: copying a short key into a word and
+        // reading the word back would stall on the store.
+        let prefix = match key.first_chunk::<8>() {
+            Some(head) => u64::from_be_bytes(*head),
+            None => {
+                let packed = key
+                    .iter()
+                    .fold(0, |word, &byte| word << 8 | u64::from(byte));
+                packed.checked_shl(8 * (8 - key.len() as u32)).unwrap_or(0)
+            }
+        };
         KeyOrder {
-            prefix: u64::from_be_bytes(prefix),
+            prefix,
             length: key.len(),
         }
     }

@@ -80,7 +80,7 @@ const KEY_MAX: usize = 22;
 
 #[derive(Clone, Copy)]
 struct KeySlot {
-    len: u8,
+    order: KeyOrder,
     bytes: [u8; KEY_MAX],
     term: Option<ErlNifTerm>,
 }
@@ -88,7 +88,7 @@ struct KeySlot {
 impl KeyTable {
     fn new() -> KeyTable {
         let empty = KeySlot {
-            len: 0,
+            order: KeyOrder::of(b""),
             bytes: [0; KEY_MAX],
             term: None,
         };
@@ -100,31 +100,34 @@ impl KeyTable {
 
     /// The slot a key may be kept in; `None` for keys too long to keep.
     #[inline]
-    fn index(key: &[u8]) -> Option<usize> {
-        let (&first, &last) = (key.first()?, key.last()?);
-        if key.len() > KEY_MAX {
+    fn index(order: KeyOrder) -> Option<usize> {
+        if order.length > KEY_MAX {
             return None;
         }
-        Some((key.len() * 7 + usize::from(first) * 3 + usize::from(last) * 5) % KEY_SLOTS)
+        let mixed = order.prefix.wrapping_add(order.length as u64);
+        Some((mixed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize)
     }
 
+    /// The term kept for `key`, whose order is `order`. The first eight
+    /// bytes and the length are compared as two words, which for a key of
+    /// up to eight bytes is the whole key.
     #[inline]
-    fn get(&self, key: &[u8]) -> Option<ErlNifTerm> {
-        let index = Self::index(key)?;
+    fn get(&self, key: &[u8], order: KeyOrder) -> Option<ErlNifTerm> {
+        let index = Self::index(order)?;
         if self.filled & (1 << index) == 0 {
             return None;
         }
         let slot = &self.slots[index];
-        let same = usize::from(slot.len) == key.len() && slot.bytes[..key.len()] == *key;
+        let same = slot.order == order && slot.bytes.get(8..key.len()) == key.get(8..);
         same.then_some(slot.term)?
     }
 
-    fn put(&mut self, key: &[u8], term: ErlNifTerm) {
-        let Some(index) = Self::index(key) else {
+    fn put(&mut self, key: &[u8], order: KeyOrder, term: ErlNifTerm) {
+        let Some(index) = Self::index(order) else {
             return;
         };
         let slot = &mut self.slots[index];
-        slot.len = key.len() as u8;
+        slot.order = order;
         slot.bytes[..key.len()].copy_from_slice(key);
         slot.term = Some(term);
         self.filled |= 1 << index;
@@ -509,15 +512,16 @@ impl<'a> Builder<'a> for TermBuilder<'a, '_> {
 
     fn key(&mut self, text: Text<'a, '_>) -> Result<(), Stop> {
         let key = text.as_str().as_bytes();
-        self.orders.push(KeyOrder::of(key));
+        let order = KeyOrder::of(key);
+        self.orders.push(order);
         if key.len() >= SUB_BINARY_MIN {
             return self.string(text);
         }
-        let term = match self.key_table.get(key) {
+        let term = match self.key_table.get(key, order) {
             Some(term) => term,
             None => {
                 let term = copy(self.env, key)?;
-                self.key_table.put(key, term);
+                self.key_table.put(key, order, term);
                 term
             }
         };
