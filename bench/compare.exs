@@ -45,7 +45,7 @@ defmodule Bench.Compare do
   # The decoding rows, each version framing with decode: :json.
   defp decoding(module, only, rounds) do
     rows =
-      for {{name, _, _, _} = row, n} <- Enum.with_index(Bench.Decoding.rows(), 101),
+      for {{name, _, _} = row, n} <- Enum.with_index(Bench.Decoding.rows(), 101),
           "decode #{name}" =~ only,
           do: {n, row}
 
@@ -53,7 +53,7 @@ defmodule Bench.Compare do
       T.seed(100)
       source = {Bench.DecodeTraffic.pool(), Bench.DecodeTraffic.noise()}
 
-      for {n, {name, _, _, make_chunks}} <- rows do
+      for {n, {name, _, make_chunks}} <- rows do
         T.seed(n)
         chunks = make_chunks.(source)
         bytes = Enum.reduce(chunks, 0, &(byte_size(&1) + &2))

@@ -102,7 +102,6 @@ end
 
 # The decoding rows' messages, built with Bench.Traffic's helpers.
 Code.require_file("decode_traffic.exs", __DIR__)
-Code.require_file("documents.exs", __DIR__)
 
 defmodule Bench do
   alias Bench.Traffic, as: T
@@ -373,31 +372,32 @@ defmodule Bench.Decoding do
   @kib 1024
   @mib 1024 * 1024
 
-  # {name, goal vs framer + jiffy, goal vs framer + Jason, a function that
-  # builds the chunks from the text pool and the random bytes}. Chunks are
-  # pipe-sized and cut at random points, as Bench.Traffic.pipe_size/0 draws
-  # them, unless the name says otherwise.
+  # {name, goals, a function that builds the chunks from the text pool and
+  # the random bytes}. The goals are the least ratios wanted against the
+  # framer followed by jiffy (OTP 25 here), by Elixir's JSON (OTP 29) and by
+  # Jason. Chunks are pipe-sized and cut at random points, as
+  # Bench.Traffic.pipe_size/0 draws them, unless the name says otherwise.
   def rows do
     pipe = &T.pipe_size/0
 
     [
-      {"mixed MCP trace", 3.0, 8.0,
+      {"mixed MCP trace", [jiffy: 4.5, json: 7.0, jason: 8.0],
        fn {pool, noise} -> T.chunks(D.stream(32 * @mib, &D.mixed(pool, noise, &1)), pipe) end},
-      {"progress notifications, ~150 B", 3.0, 3.5,
+      {"progress notifications, ~150 B", [jiffy: 3.5, json: 4.0, jason: 3.5],
        fn {pool, _} -> T.chunks(D.stream(8 * @mib, &D.progress(pool, &1)), pipe) end},
-      {"tools/list results, schema-heavy", 2.5, 3.5,
+      {"tools/list results, schema-heavy", [jiffy: 3.0, json: 3.5, jason: 3.5],
        fn {pool, _} -> T.chunks(D.stream(16 * @mib, &D.tools_list(pool, &1)), pipe) end},
-      {"text results with escapes, 1-30 KB", 3.0, 8.0,
+      {"text results with escapes, 1-30 KB", [jiffy: 4.5, json: 10.0, jason: 8.0],
        fn {pool, _} ->
          size = T.between(1 * @kib, 30 * @kib)
          T.chunks(D.stream(16 * @mib, &D.text_result(pool, &1, size.())), pipe)
        end},
-      {"base64 blobs, 50-550 KB", 5.0, 15.0,
+      {"base64 blobs, 50-550 KB", [jiffy: 5.5, json: 6.0, jason: 15.0],
        fn {_, noise} ->
          size = T.between(50 * @kib, 550 * @kib)
          T.chunks(D.stream(32 * @mib, &D.blob_result(noise, &1, size.())), pipe)
        end},
-      {"~300 B msgs, one per chunk", 2.5, 3.0,
+      {"~300 B msgs, one per chunk", [jiffy: 3.0, json: 4.0, jason: 3.0],
        fn {pool, _} -> T.one_per_chunk(D.stream(4 * @mib, &D.small(pool, &1))) end}
     ]
   end
@@ -485,7 +485,7 @@ defmodule Bench.Decoding do
     end
   end
 
-  def measure({name, goal, _jason, make_chunks}, n, source) do
+  def measure({name, goals, make_chunks}, n, source) do
     T.seed(n)
     chunks = make_chunks.(source)
 
@@ -505,7 +505,7 @@ defmodule Bench.Decoding do
       for {side, {micros, _}} <- best, side != :mcp_framer, into: %{}, do: {side, micros}
 
     bytes = Enum.reduce(chunks, 0, &(byte_size(&1) + &2))
-    %{name: name, bytes: bytes, messages: count, nif: nif, baselines: baselines, goal: goal}
+    %{name: name, bytes: bytes, messages: count, nif: nif, baselines: baselines, goals: goals}
   end
 
   # A mixed trace file through `cat` and a real stream-mode Port, framed
@@ -555,7 +555,7 @@ defmodule Bench.Decoding do
   # BENCH_ONLY="decode" runs every decoding row, "decode port" the Port.
   def main(only) do
     rows =
-      for {{name, _, _, _} = row, n} <- Enum.with_index(rows(), 101),
+      for {{name, _, _} = row, n} <- Enum.with_index(rows(), 101),
           "decode #{name}" =~ only,
           do: {n, row}
 
@@ -572,69 +572,60 @@ defmodule Bench.Decoding do
         T.seed(100)
         source = {D.pool(), D.noise()}
         results = for {n, row} <- rows, do: measure(row, n, source)
-        if Keyword.has_key?(decoders(), :jiffy), do: print_jiffy(results, rows)
-        if Keyword.has_key?(decoders(), :json), do: print_json(results)
+        for {side, _} <- decoders(), do: print_decoder(results, side)
+        print_jason(rows)
         if port?, do: print_port(port_trace(source))
     end
   end
 
-  defp print_jiffy(results, rows) do
+  @calls [
+    jiffy: ":jiffy.decode(m, [:return_maps])",
+    json: "Elixir's JSON.decode(m)"
+  ]
+
+  defp print_decoder(results, side) do
+    label = @labels[side]
+
     IO.puts(
       "\nDecoding: McpFramer.new(decode: :json) against the pure-Elixir framer followed by " <>
-        ":jiffy.decode(m, [:return_maps]), best of #{@rounds} interleaved runs; " <>
-        "ratio = framer + jiffy time / McpFramer time\n"
+        "#{@calls[side]}, best of #{@rounds} interleaved runs; " <>
+        "ratio = framer + #{label} time / McpFramer time\n"
     )
 
     IO.puts(
-      "| traffic | McpFramer MB/s | McpFramer msgs/s | framer + jiffy MB/s | ratio | goal |"
+      "| traffic | McpFramer MB/s | McpFramer msgs/s | framer + #{label} MB/s | ratio | goal |"
     )
 
     IO.puts("|---|---:|---:|---:|---:|---:|")
 
     for r <- results do
-      ratio = r.baselines.jiffy / r.nif
-      mark = if Bench.met?(ratio, r.goal), do: "", else: " (below goal)"
+      ratio = r.baselines[side] / r.nif
+      mark = if Bench.met?(ratio, r.goals[side]), do: "", else: " (below goal)"
 
       IO.puts(
         "| #{r.name} | #{round(Bench.mb_per_s(r.bytes, r.nif))} | " <>
           "#{round(r.messages * 1_000_000 / r.nif)} | " <>
-          "#{round(Bench.mb_per_s(r.bytes, r.baselines.jiffy))} | " <>
-          "#{Bench.ratio(ratio)}#{mark} | #{Bench.goal(r.goal)} |"
+          "#{round(Bench.mb_per_s(r.bytes, r.baselines[side]))} | " <>
+          "#{Bench.ratio(ratio)}#{mark} | #{Bench.goal(r.goals[side])} |"
       )
     end
 
-    below = Enum.count(results, &(not Bench.met?(&1.baselines.jiffy / &1.nif, &1.goal)))
+    below = Enum.count(results, &(not Bench.met?(&1.baselines[side] / &1.nif, &1.goals[side])))
 
     IO.puts(
-      "\n#{length(results) - below} of #{length(results)} decoding rows at or above their goal"
+      "\n#{length(results) - below} of #{length(results)} rows against #{label} " <>
+        "at or above their goal"
     )
+  end
 
+  defp print_jason(rows) do
     IO.puts("\nThe same rows against the pure-Elixir framer followed by Jason.decode!/1:\n")
     IO.puts("| traffic | ratio | goal |")
     IO.puts("|---|---|---:|")
 
-    for {_, {name, _, jason, _}} <- rows do
-      IO.puts("| #{name} | not measured: Jason cannot be installed here | #{Bench.goal(jason)} |")
-    end
-  end
-
-  # Elixir's JSON has no goal of its own: the rows say where McpFramer stands.
-  defp print_json(results) do
-    IO.puts(
-      "\nDecoding: McpFramer.new(decode: :json) against the pure-Elixir framer followed by " <>
-        "Elixir's JSON.decode(m), best of #{@rounds} interleaved runs; " <>
-        "ratio = framer + JSON time / McpFramer time\n"
-    )
-
-    IO.puts("| traffic | McpFramer MB/s | McpFramer msgs/s | framer + JSON MB/s | ratio |")
-    IO.puts("|---|---:|---:|---:|---:|")
-
-    for r <- results do
+    for {_, {name, goals, _}} <- rows do
       IO.puts(
-        "| #{r.name} | #{round(Bench.mb_per_s(r.bytes, r.nif))} | " <>
-          "#{round(r.messages * 1_000_000 / r.nif)} | " <>
-          "#{round(Bench.mb_per_s(r.bytes, r.baselines.json))} | " <>
-          "#{Bench.ratio(r.baselines.json / r.nif)} |"
+        "| #{name} | not measured: Jason cannot be installed here | #{Bench.goal(goals[:jason])} |"
       )
     end
   end
@@ -666,3 +657,6 @@ defmodule Bench.Decoding do
     end
   end
 end
+
+# Uses Bench's helpers, so it is compiled after Bench.
+Code.require_file("documents.exs", __DIR__)
