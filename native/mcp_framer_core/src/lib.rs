@@ -18,7 +18,6 @@
 //!   including the next `\n` is then discarded.
 
 pub mod json;
-pub mod key_order;
 mod newlines;
 pub mod pace;
 mod pieces;

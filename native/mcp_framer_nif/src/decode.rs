@@ -9,7 +9,6 @@
 
 use crate::timeslice::{self, OutOfTime, Timeslice};
 use mcp_framer_core::json::{self, Builder, ErrorKind, Parser, Text};
-use mcp_framer_core::key_order::{sort_keys, KeyOrder};
 use rustler::sys::{
     enif_binary_to_term, enif_get_map_size, enif_make_double, enif_make_int64,
     enif_make_list_from_array, enif_make_map_from_arrays, enif_make_map_put, enif_make_new_binary,
@@ -80,7 +79,7 @@ const KEY_MAX: usize = 22;
 
 #[derive(Clone, Copy)]
 struct KeySlot {
-    order: KeyOrder,
+    len: u8,
     bytes: [u8; KEY_MAX],
     term: Option<ErlNifTerm>,
 }
@@ -88,7 +87,7 @@ struct KeySlot {
 impl KeyTable {
     fn new() -> KeyTable {
         let empty = KeySlot {
-            order: KeyOrder::of(b""),
+            len: 0,
             bytes: [0; KEY_MAX],
             term: None,
         };
@@ -100,34 +99,31 @@ impl KeyTable {
 
     /// The slot a key may be kept in; `None` for keys too long to keep.
     #[inline]
-    fn index(order: KeyOrder) -> Option<usize> {
-        if order.length > KEY_MAX {
+    fn index(key: &[u8]) -> Option<usize> {
+        let (&first, &last) = (key.first()?, key.last()?);
+        if key.len() > KEY_MAX {
             return None;
         }
-        let mixed = order.prefix.wrapping_add(order.length as u64);
-        Some((mixed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize)
+        Some((key.len() * 7 + usize::from(first) * 3 + usize::from(last) * 5) % KEY_SLOTS)
     }
 
-    /// The term kept for `key`, whose order is `order`. The first eight
-    /// bytes and the length are compared as two words, which for a key of
-    /// up to eight bytes is the whole key.
     #[inline]
-    fn get(&self, key: &[u8], order: KeyOrder) -> Option<ErlNifTerm> {
-        let index = Self::index(order)?;
+    fn get(&self, key: &[u8]) -> Option<ErlNifTerm> {
+        let index = Self::index(key)?;
         if self.filled & (1 << index) == 0 {
             return None;
         }
         let slot = &self.slots[index];
-        let same = slot.order == order && slot.bytes.get(8..key.len()) == key.get(8..);
+        let same = usize::from(slot.len) == key.len() && slot.bytes[..key.len()] == *key;
         same.then_some(slot.term)?
     }
 
-    fn put(&mut self, key: &[u8], order: KeyOrder, term: ErlNifTerm) {
-        let Some(index) = Self::index(order) else {
+    fn put(&mut self, key: &[u8], term: ErlNifTerm) {
+        let Some(index) = Self::index(key) else {
             return;
         };
         let slot = &mut self.slots[index];
-        slot.order = order;
+        slot.len = key.len() as u8;
         slot.bytes[..key.len()].copy_from_slice(key);
         slot.term = Some(term);
         self.filled |= 1 << index;
@@ -149,7 +145,6 @@ pub struct Decoder {
     stack: Vec<ErlNifTerm>,
     keys: Vec<ErlNifTerm>,
     values: Vec<ErlNifTerm>,
-    orders: Vec<KeyOrder>,
     key_table: Box<KeyTable>,
 }
 
@@ -160,7 +155,6 @@ impl Default for Decoder {
             stack: Vec::new(),
             keys: Vec::new(),
             values: Vec::new(),
-            orders: Vec::new(),
             key_table: Box::new(KeyTable::new()),
         }
     }
@@ -237,7 +231,6 @@ impl<'d, 'a> Session<'d, 'a> {
             stack: &mut decoder.stack,
             keys: &mut decoder.keys,
             values: &mut decoder.values,
-            orders: &mut decoder.orders,
         };
         let parsed = match limits {
             Some(mut time) => {
@@ -251,8 +244,6 @@ impl<'d, 'a> Session<'d, 'a> {
             buffer.clear();
             buffer.shrink_to(KEEP_TERMS);
         }
-        decoder.orders.clear();
-        decoder.orders.shrink_to(KEEP_TERMS);
         match parsed {
             // SAFETY: the builder made the term in `env`, during this call.
             Ok(term) => Ok((atoms::ok(), unsafe { Term::new(env, term) }).encode(env)),
@@ -368,10 +359,6 @@ fn make_map(env: Env<'_>, keys: &[ErlNifTerm], values: &[ErlNifTerm]) -> Option<
     }
 }
 
-/// The most keys a map may have for `end_object` to sort them: the BEAM
-/// sorts maps of up to 32 keys (flatmaps) and hashes larger ones.
-const SORTED_MAP_MAX: usize = 32;
-
 /// A copy of `bytes` in a binary of its own.
 fn copy(env: Env<'_>, bytes: &[u8]) -> Result<ErlNifTerm, Stop> {
     let mut term = MaybeUninit::uninit();
@@ -396,8 +383,6 @@ struct TermBuilder<'a, 'd> {
     stack: &'d mut Vec<ErlNifTerm>,
     keys: &'d mut Vec<ErlNifTerm>,
     values: &'d mut Vec<ErlNifTerm>,
-    /// Where each key of the open objects sorts, in step with their terms.
-    orders: &'d mut Vec<KeyOrder>,
 }
 
 impl<'a> TermBuilder<'a, '_> {
@@ -512,16 +497,14 @@ impl<'a> Builder<'a> for TermBuilder<'a, '_> {
 
     fn key(&mut self, text: Text<'a, '_>) -> Result<(), Stop> {
         let key = text.as_str().as_bytes();
-        let order = KeyOrder::of(key);
-        self.orders.push(order);
         if key.len() >= SUB_BINARY_MIN {
             return self.string(text);
         }
-        let term = match self.key_table.get(key, order) {
+        let term = match self.key_table.get(key) {
             Some(term) => term,
             None => {
                 let term = copy(self.env, key)?;
-                self.key_table.put(key, order, term);
+                self.key_table.put(key, term);
                 term
             }
         };
@@ -533,27 +516,12 @@ impl<'a> Builder<'a> for TermBuilder<'a, '_> {
     }
 
     fn end_object(&mut self, count: usize) -> Result<(), Stop> {
-        let orders_from = self.orders.len().checked_sub(count).ok_or(Stop::Broken)?;
         self.collapse(2 * count, |builder, from| {
-            let pairs = &builder.stack[from..];
             builder.keys.clear();
             builder.values.clear();
-            if (2..=SORTED_MAP_MAX).contains(&count) {
-                // The BEAM sorts a small map's keys by insertion, at one
-                // term comparison per step: handed over in order, they
-                // need one per key.
-                let mut sorted = [0u8; SORTED_MAP_MAX];
-                let orders = &builder.orders[orders_from..];
-                sort_keys(orders, &mut sorted[..count]);
-                for &pair in &sorted[..count] {
-                    builder.keys.push(pairs[2 * usize::from(pair)]);
-                    builder.values.push(pairs[2 * usize::from(pair) + 1]);
-                }
-            } else {
-                for pair in pairs.chunks_exact(2) {
-                    builder.keys.push(pair[0]);
-                    builder.values.push(pair[1]);
-                }
+            for pair in builder.stack[from..].chunks_exact(2) {
+                builder.keys.push(pair[0]);
+                builder.values.push(pair[1]);
             }
             let env = builder.env;
             if let Some(map) = make_map(env, builder.keys, builder.values) {
@@ -561,12 +529,6 @@ impl<'a> Builder<'a> for TermBuilder<'a, '_> {
             }
             // A key repeats. Put the pairs last to first, so that the
             // first occurrence of a key is put last and wins.
-            builder.keys.clear();
-            builder.values.clear();
-            for pair in builder.stack[from..].chunks_exact(2) {
-                builder.keys.push(pair[0]);
-                builder.values.push(pair[1]);
-            }
             // SAFETY: every key and value is a term made in `env`.
             unsafe {
                 let mut map = enif_make_new_map(env.as_c_arg());
@@ -579,9 +541,7 @@ impl<'a> Builder<'a> for TermBuilder<'a, '_> {
                 }
                 Ok(map)
             }
-        })?;
-        self.orders.truncate(orders_from);
-        Ok(())
+        })
     }
 
     fn finish(&mut self) -> Result<ErlNifTerm, Stop> {
