@@ -7,6 +7,8 @@
 #               (BENCH_ONLY=...; BEAM=trixie or forky runs it in that root)
 # make matrix   make test in Debian roots with OTP 27 and 29 (.ci/matrix)
 # make compare REV=<rev>  the framing rows, now against REV, in one VM
+# make profile  where one side's time goes on one decoding row (perf):
+#               make profile ROW="text" SIDE=mcp_framer|jiffy|json
 SHELL := /bin/bash
 SERVER ?=
 FUZZ_SECONDS ?= 20
@@ -17,7 +19,7 @@ HOST := $(shell rustc -vV 2>/dev/null | sed -n 's/^host: //p')
 FUZZ_RUSTFLAGS := --cfg fuzzing -Cpasses=sancov-module -Cdebug-assertions -Coverflow-checks \
   $(addprefix -Cllvm-args=-sanitizer-coverage-,level=4 inline-8bit-counters pc-table trace-compares)
 
-.PHONY: test demo bench compare matrix fuzz tools rust-tests elixir-tests dialyzer
+.PHONY: test demo bench compare profile matrix fuzz tools rust-tests elixir-tests dialyzer
 
 test: tools rust-tests fuzz elixir-tests dialyzer
 
@@ -96,6 +98,17 @@ endif
 compare: tools
 	@test -n "$(REV)" || { echo "usage: make compare REV=<git revision>"; exit 1; }
 	MIX_ENV=prod REV="$(REV)" mix run bench/compare.exs
+
+# perf samples the CPU clock (no hardware counters here); +JPperf lets it
+# name JIT-compiled Erlang functions.
+ROW ?= one per chunk
+SIDE ?= mcp_framer
+profile: tools
+	@command -v perf >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq linux-perf; }
+	MIX_ENV=prod mix compile
+	ROW="$(ROW)" SIDE="$(SIDE)" MIX_ENV=prod elixir --erl "+JPperf true" -S mix run -r bench/run.exs bench/profile.exs
+	perf report -q -i _build/perf.data --no-children --sort dso,sym 2>/dev/null | awk -f bench/perf_split.awk
 
 # make test in each Debian root of .ci/matrix, built on first use.
 MATRIX ?= trixie forky

@@ -1,0 +1,61 @@
+# make profile: where one side's time goes on one decoding row, sampled
+# by `perf record -e cpu-clock` (this machine has no hardware counters).
+#
+#   make profile ROW="text" SIDE=mcp_framer   (SIDE=jiffy or json too)
+#
+# It builds the first row whose name contains ROW, starts feeding it
+# through SIDE over and over, each pass in a fresh process as make bench
+# does, and only then attaches perf to this VM, for PROFILE_SECONDS (10):
+# building the traffic is not sampled. bench/perf_split.awk then sorts the
+# samples into what they were spent on.
+
+defmodule Bench.Profile do
+  alias Bench.Decoding
+
+  def main do
+    only = System.get_env("ROW", "one per chunk")
+    side = String.to_atom(System.get_env("SIDE", "mcp_framer"))
+    seconds = String.to_integer(System.get_env("PROFILE_SECONDS", "10"))
+
+    {n, {name, _, make_chunks}} =
+      Decoding.rows()
+      |> Enum.with_index(101)
+      |> Enum.find(fn {{name, _, _}, _} -> name =~ only end)
+      |> then(fn {row, n} -> {n, row} end)
+
+    ingest = Keyword.fetch!(Decoding.sides(), side)
+    Bench.Traffic.seed(100)
+    source = {Bench.DecodeTraffic.pool(), Bench.DecodeTraffic.noise()}
+    Bench.Traffic.seed(n)
+    chunks = make_chunks.(source)
+    feeder = spawn_link(fn -> loop(ingest, chunks) end)
+
+    {_, 0} =
+      System.cmd("perf", [
+        "record",
+        "-q",
+        "-e",
+        "cpu-clock",
+        "-F",
+        "2000",
+        "-o",
+        "_build/perf.data",
+        "-p",
+        System.pid(),
+        "--",
+        "sleep",
+        "#{seconds}"
+      ])
+
+    Process.unlink(feeder)
+    Process.exit(feeder, :kill)
+    IO.puts("profiled #{side} on #{name} for #{seconds} s")
+  end
+
+  defp loop(ingest, chunks) do
+    Decoding.run(ingest, chunks)
+    loop(ingest, chunks)
+  end
+end
+
+Bench.Profile.main()
