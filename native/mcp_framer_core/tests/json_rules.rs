@@ -235,6 +235,29 @@ fn invalid_utf8_is_an_error_at_the_first_bad_byte() {
     assert_eq!(error_at(b"\"\\n\xc0\xaf\""), 3);
 }
 
+/// The text after an escape is copied and checked a 16-byte lane at a
+/// time, then byte by byte near the end of the input: a bad byte, a
+/// control byte, a character split across lanes, or the next escape is
+/// found at every offset from the escape, with and without input after
+/// the string.
+#[test]
+fn text_after_an_escape_is_checked_at_every_offset() {
+    for run in 0..40 {
+        let plain = "a".repeat(run);
+        for after in ["", " ", &" ".repeat(40)] {
+            let bad = [b"\"\\n", plain.as_bytes(), b"\xff\"", after.as_bytes()].concat();
+            assert_eq!(error_at(&bad), 3 + run, "{run} plain bytes, then 0xff");
+            let control = [b"\"\\n", plain.as_bytes(), b"\x01\"", after.as_bytes()].concat();
+            assert_eq!(error_at(&control), 3 + run, "{run} plain bytes, then 0x01");
+            let text = format!("\"\\n{plain}\u{e9}\\t{plain}\u{1F600}\"{after}");
+            assert_eq!(
+                ok(&text),
+                string(&format!("\n{plain}\u{e9}\t{plain}\u{1F600}"))
+            );
+        }
+    }
+}
+
 #[test]
 fn an_unescaped_control_byte_in_a_string_is_an_error() {
     // Jason reports the byte itself.
