@@ -17,11 +17,12 @@ defmodule Bench.Profile do
     side = String.to_atom(System.get_env("SIDE", "mcp_framer"))
     seconds = String.to_integer(System.get_env("PROFILE_SECONDS", "10"))
 
-    {n, {name, _, make_chunks}} =
-      Decoding.rows()
-      |> Enum.with_index(101)
-      |> Enum.find(fn {{name, _, _}, _} -> name =~ only end)
-      |> then(fn {row, n} -> {n, row} end)
+    rows = Enum.with_index(Decoding.rows(), 101)
+
+    {{name, _, make_chunks}, n} =
+      Enum.find(rows, fn {{name, _, _}, _} -> name =~ only end) ||
+        raise "no decoding row has #{inspect(only)} in its name; the rows: " <>
+                Enum.map_join(rows, ", ", fn {{name, _, _}, _} -> inspect(name) end)
 
     ingest = Keyword.fetch!(Decoding.sides(), side)
     Bench.Traffic.seed(100)
