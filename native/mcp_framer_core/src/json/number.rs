@@ -53,13 +53,6 @@ impl<'de> Cursor<'de, '_> {
         if end - start > 32 {
             self.burn(end - start)?;
         }
-        // Every byte scanned is ASCII, so these conversions cannot fail;
-        // were they to, the token is reported rather than a panic.
-        let token = self
-            .input
-            .get(start..end)
-            .and_then(|bytes| std::str::from_utf8(bytes).ok())
-            .ok_or(Error::token(start, end - start))?;
         let digits = self.input.get(digits_start..digits_end).unwrap_or_default();
         if float && !fraction && digits == b"0" {
             // Jason reads a zero with an exponent and no fraction as "0.0e...",
@@ -69,16 +62,27 @@ impl<'de> Cursor<'de, '_> {
         if float {
             // Rust's parse is correctly rounded, as is the strtod behind
             // Erlang's binary_to_float, which Jason fails on overflow only.
-            return match token.parse::<f64>() {
+            return match self.token(start, end)?.parse::<f64>() {
                 Ok(value) if value.is_finite() => Ok(Number::Float(value)),
                 _ => Err(Error::token(start, end - start)),
             };
         }
         let negative = digits_start > start;
-        Ok(match small_integer(digits, negative) {
-            Some(value) => Number::Integer(value),
-            None => Number::Big(token),
-        })
+        // Most integers fit: their text is not needed as a `str`.
+        match small_integer(digits, negative) {
+            Some(value) => Ok(Number::Integer(value)),
+            None => Ok(Number::Big(self.token(start, end)?)),
+        }
+    }
+
+    /// The number's text `start..end`. Every byte scanned is ASCII, so the
+    /// conversion cannot fail; were it to, the token is reported rather
+    /// than a panic.
+    fn token(&self, start: usize, end: usize) -> Result<&'de str, Syntax> {
+        self.input
+            .get(start..end)
+            .and_then(|bytes| std::str::from_utf8(bytes).ok())
+            .ok_or(Error::token(start, end - start))
     }
 
     #[inline(always)]
