@@ -436,6 +436,10 @@ impl<'de> Cursor<'de, '_> {
 
     #[inline(always)]
     fn skip_whitespace(&mut self) -> Result<(), Syntax> {
+        // Most JSON on the wire has none.
+        if !matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            return Ok(());
+        }
         let mut from = self.position;
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
             self.position += 1;

@@ -4,7 +4,10 @@
 use super::{lanes, Cursor, Error, Syntax, Text};
 
 impl<'de> Cursor<'de, '_> {
-    /// The string whose opening quote is just behind the cursor.
+    /// The string whose opening quote is just behind the cursor. Most
+    /// have no escape: that path is inlined into the parser's loop, and
+    /// the rest is a call.
+    #[inline(always)]
     pub(super) fn string(&mut self) -> Result<Text<'de, '_>, Syntax> {
         let input = self.input;
         let start = self.position;
@@ -14,6 +17,20 @@ impl<'de> Cursor<'de, '_> {
             self.position = stop + 1;
             return Ok(Text::Input(text));
         }
+        self.unescape(start, stop, ascii)
+    }
+
+    /// The string from `start` whose first escape, or other byte that ends
+    /// the fast scan, is at `stop`; `ascii` tells whether the text before
+    /// it was all ASCII.
+    #[inline(never)]
+    fn unescape(
+        &mut self,
+        start: usize,
+        stop: usize,
+        ascii: bool,
+    ) -> Result<Text<'de, '_>, Syntax> {
+        let input = self.input;
         self.scratch.clear();
         self.scratch
             .extend_from_slice(input.get(start..stop).unwrap_or_default());
