@@ -5,7 +5,8 @@
 //! x86-64 CPU has; [`skip_plain`], for long runs, uses AVX2 when the CPU has
 //! it, checked at run time. [`portable`] holds their twins for every other
 //! target, built everywhere so that tests and the fuzz target can hold each
-//! pair to the same answers.
+//! pair to the same answers; its eight-byte test also serves the string
+//! scan's last few bytes, where no lane fits.
 
 /// Bit `i` of `special` is set when `lane[i]` is `"`, `\` or below 0x20;
 /// bit `i` of `high` when it is 0x80 or above.
@@ -144,7 +145,8 @@ pub mod portable {
     }
 
     const ONES: u64 = u64::from_le_bytes([1; 8]);
-    const HIGHS: u64 = ONES << 7;
+    /// The high bit of every byte of a word.
+    pub(in crate::json) const HIGHS: u64 = ONES << 7;
 
     #[inline(always)]
     pub fn classify(lane: &[u8; 16]) -> Masks {
@@ -166,7 +168,7 @@ pub mod portable {
     /// The high bit of every special byte of `word`, exactly: each byte is
     /// tested on its own seven low bits, so no borrow crosses into the next.
     #[inline(always)]
-    fn special_bytes(word: u64) -> u64 {
+    pub(in crate::json) fn special_bytes(word: u64) -> u64 {
         let low7 = word & !HIGHS;
         let ascii = !word & HIGHS;
         // Adding 0x7F to a byte below 0x80 sets its high bit unless it is 0.

@@ -1,7 +1,8 @@
 //! Strings: the fast path borrows text without escapes from the input; text
 //! with escapes is decoded into the cursor's scratch buffer.
 
-use super::{lanes, Cursor, Error, Syntax, Text};
+use super::lanes::{self, portable, portable::HIGHS};
+use super::{Cursor, Error, Syntax, Text};
 
 impl<'de> Cursor<'de, '_> {
     /// The string whose opening quote is just behind the cursor. Most
@@ -218,9 +219,6 @@ fn hex4(digits: &[u8]) -> Option<u32> {
     Some((hex2(digits)? << 8) | hex2(digits.get(2..)?)?)
 }
 
-const ONES: u64 = u64::from_le_bytes([1; 8]);
-const HIGHS: u64 = ONES << 7;
-
 /// Where the fast scan of a string stopped, and whether every byte before
 /// that was ASCII.
 struct Run {
@@ -257,7 +255,7 @@ fn find_special(input: &[u8], from: usize) -> Run {
     // Eight bytes per step, tested all at once (SWAR).
     while let Some(word) = input.get(at..).and_then(|rest| rest.first_chunk::<8>()) {
         let word = u64::from_le_bytes(*word);
-        let mask = special_bytes(word);
+        let mask = portable::special_bytes(word);
         if mask != 0 {
             let before = (mask & mask.wrapping_neg()) - 1;
             return Run {
@@ -279,24 +277,6 @@ fn find_special(input: &[u8], from: usize) -> Run {
         stop: at,
         ascii: !high,
     }
-}
-
-/// A mask whose lowest set bit is the high bit of the first special byte in
-/// `word` (little-endian). Bits above that one may be false alarms, caused by
-/// the borrow out of a real match, so only the lowest is used.
-#[inline(always)]
-fn special_bytes(word: u64) -> u64 {
-    let quote = zero_bytes(word ^ (ONES * u64::from(b'"')));
-    let backslash = zero_bytes(word ^ (ONES * u64::from(b'\\')));
-    // A byte below 0x20 borrows when 0x20 is taken from it; bytes of 0x80
-    // and up are excluded by `!word`.
-    let control = word.wrapping_sub(ONES * 0x20) & !word & HIGHS;
-    quote | backslash | control
-}
-
-#[inline(always)]
-fn zero_bytes(word: u64) -> u64 {
-    word.wrapping_sub(ONES) & !word & HIGHS
 }
 
 /// What the letter after `\` decodes to, for the one-letter escapes; 0 for
