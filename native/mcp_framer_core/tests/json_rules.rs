@@ -700,42 +700,39 @@ impl Ration for Counted {
     }
 }
 
+/// `input` parsed with 1,000 units of fuel to start and 1,000 more each
+/// time, given `times` times; and where the parse asked for them.
+fn parse_counted(input: &str, times: usize) -> (Result<Value, Error<Unbalanced>>, Vec<usize>) {
+    let mut ration = Counted {
+        step: 1_000,
+        times,
+        asked_at: Vec::new(),
+    };
+    let parsed = Parser::default().parse_rationed(
+        input.as_bytes(),
+        &mut ValueBuilder::new(),
+        1_000,
+        &mut ration,
+    );
+    (parsed, ration.asked_at)
+}
+
 #[test]
 fn a_ration_is_asked_for_more_as_the_parse_goes_on_and_can_stop_it_there() {
     let structure = format!("[{}1]", "{\"a\":[1,true]},".repeat(2_000));
     let escapes = format!("\"{}\"", "\\n".repeat(100_000));
     let spaces = format!("{}1", " ".repeat(1_000_000));
     for input in [&structure, &escapes, &spaces] {
-        let mut enough = Counted {
-            step: 1_000,
-            times: usize::MAX,
-            asked_at: Vec::new(),
-        };
-        let parsed = Parser::default().parse_rationed(
-            input.as_bytes(),
-            &mut ValueBuilder::new(),
-            1_000,
-            &mut enough,
-        );
+        let (parsed, enough) = parse_counted(input, usize::MAX);
         assert_eq!(parsed, decode(input.as_bytes()));
-        assert!(enough.asked_at.len() > 10, "{}", enough.asked_at.len());
-        assert!(enough.asked_at.windows(2).all(|pair| pair[0] < pair[1]));
-        assert!(enough.asked_at.iter().all(|&at| at <= input.len()));
+        assert!(enough.len() > 10, "{}", enough.len());
+        assert!(enough.windows(2).all(|pair| pair[0] < pair[1]));
+        assert!(enough.iter().all(|&at| at <= input.len()));
 
-        let mut stopping = Counted {
-            step: 1_000,
-            times: 3,
-            asked_at: Vec::new(),
-        };
-        let stopped = Parser::default().parse_rationed(
-            input.as_bytes(),
-            &mut ValueBuilder::new(),
-            1_000,
-            &mut stopping,
-        );
+        let (stopped, stopping) = parse_counted(input, 3);
         let error = stopped.unwrap_err();
         assert_eq!(error.kind, ErrorKind::Exhausted);
-        assert_eq!(Some(&error.position), stopping.asked_at.last());
-        assert_eq!(stopping.asked_at[..], enough.asked_at[..4]);
+        assert_eq!(Some(&error.position), stopping.last());
+        assert_eq!(stopping[..], enough[..4]);
     }
 }
