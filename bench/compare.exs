@@ -50,12 +50,10 @@ defmodule Bench.Compare do
           do: {n, row}
 
     if rows != [] do
-      T.seed(100)
-      source = {Bench.DecodeTraffic.pool(), Bench.DecodeTraffic.noise()}
+      source = Bench.Decoding.source()
 
-      for {n, {name, _, make_chunks}} <- rows do
-        T.seed(n)
-        chunks = make_chunks.(source)
+      for {n, {name, _, _} = row} <- rows do
+        chunks = Bench.Decoding.chunks(row, n, source)
         bytes = Enum.reduce(chunks, 0, &(byte_size(&1) + &2))
         times = interleave([module, McpFramer], &Bench.Decoding.run(decoding(&1), chunks), rounds)
         print_row("decode: " <> name, bytes, times[module], times[McpFramer])

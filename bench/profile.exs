@@ -19,16 +19,13 @@ defmodule Bench.Profile do
 
     rows = Enum.with_index(Decoding.rows(), 101)
 
-    {{name, _, make_chunks}, n} =
+    {{name, _, _} = row, n} =
       Enum.find(rows, fn {{name, _, _}, _} -> name =~ only end) ||
         raise "no decoding row has #{inspect(only)} in its name; the rows: " <>
                 Enum.map_join(rows, ", ", fn {{name, _, _}, _} -> inspect(name) end)
 
     ingest = Keyword.fetch!(Decoding.sides(), side)
-    Bench.Traffic.seed(100)
-    source = {Bench.DecodeTraffic.pool(), Bench.DecodeTraffic.noise()}
-    Bench.Traffic.seed(n)
-    chunks = make_chunks.(source)
+    chunks = Decoding.chunks(row, n, Decoding.source())
     feeder = spawn_link(fn -> loop(ingest, chunks) end)
 
     {_, 0} =

@@ -485,9 +485,20 @@ defmodule Bench.Decoding do
     end
   end
 
-  def measure({name, goals, make_chunks}, n, source) do
+  # The text pool and random bytes every row's traffic is drawn from.
+  def source do
+    T.seed(100)
+    {D.pool(), D.noise()}
+  end
+
+  # Row `n`'s chunks, the same on every run.
+  def chunks({_, _, make_chunks}, n, source) do
     T.seed(n)
-    chunks = make_chunks.(source)
+    make_chunks.(source)
+  end
+
+  def measure({name, goals, _} = row, n, source) do
+    chunks = chunks(row, n, source)
 
     best =
       Enum.reduce(1..@rounds, %{}, fn _, best ->
@@ -569,8 +580,7 @@ defmodule Bench.Decoding do
         IO.puts("\nNo decoding rows: this BEAM has neither jiffy nor Elixir's JSON (1.18+)")
 
       true ->
-        T.seed(100)
-        source = {D.pool(), D.noise()}
+        source = source()
         results = for {n, row} <- rows, do: measure(row, n, source)
         for {side, _} <- decoders(), do: print_decoder(results, side)
         print_jason(rows)
