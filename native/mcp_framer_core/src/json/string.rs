@@ -245,8 +245,7 @@ fn find_special(input: &[u8], from: usize) -> Run {
         }
         high |= masks.high != 0;
         at += 16;
-        // Only where a whole block is left: the skip is a call of its own.
-        if at == from + 16 && input.len() - at >= 64 {
+        if at == from + 16 {
             let skipped = lanes::skip_plain(input, at);
             high |= skipped.high;
             at = skipped.at;
