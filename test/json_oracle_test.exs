@@ -94,9 +94,19 @@ defmodule McpFramer.JSONOracleTest do
     assert ok(~S("\"\\\/\b\f\n\r\t\u0041\u00e9\u20AC")) === "\"\\/\b\f\n\r\tAé€"
   end
 
-  test "an_unknown_escape_is_an_error_at_its_letter" do
-    assert error_at(~S("ab\x")) == 4
+  test "an_unknown_escape_is_an_error_at_its_letter_up_to_u_and_at_its_backslash_past_it" do
     assert error_at(~S("\U0041")) == 2
+    assert error_at(<<?", ?\\, 0, ?">>) == 2
+    assert error_at(~s("\\\n")) == 2
+    assert error_at(~S("ab\a")) == 4
+    assert error_at(~S("ab\x")) == 3
+    assert error_at(~S("\v")) == 1
+    assert error_at(<<?", ?\\, 0x7F, ?">>) == 1
+    # The four such files of JSONTestSuite.
+    assert error_at(~S(["\x00"])) == 2
+    assert error_at(~s(["\\🌀"])) == 2
+    assert error_at(<<?[, ?", ?\\, 0xE5, ?", ?]>>) == 2
+    assert error_at(~S(["\{["\{["\{["\{)) == 2
   end
 
   test "surrogate_pairs_are_joined" do

@@ -175,9 +175,21 @@ fn all_escapes_are_decoded() {
 }
 
 #[test]
-fn an_unknown_escape_is_an_error_at_its_letter() {
-    assert_eq!(error_at(br#""ab\x""#), 4);
+fn an_unknown_escape_is_an_error_at_its_letter_up_to_u_and_at_its_backslash_past_it() {
+    // Jason's escape table ends at `u` (0x75): a letter after it falls
+    // through to the error for the backslash.
     assert_eq!(error_at(br#""\U0041""#), 2);
+    assert_eq!(error_at(b"\"\\\x00\""), 2);
+    assert_eq!(error_at(b"\"\\\n\""), 2);
+    assert_eq!(error_at(br#""ab\a""#), 4);
+    assert_eq!(error_at(br#""ab\x""#), 3);
+    assert_eq!(error_at(br#""\v""#), 1);
+    assert_eq!(error_at(b"\"\\\x7f\""), 1);
+    // The four such files of JSONTestSuite.
+    assert_eq!(error_at(br#"["\x00"]"#), 2);
+    assert_eq!(error_at("[\"\\\u{1F300}\"]".as_bytes()), 2);
+    assert_eq!(error_at(b"[\"\\\xE5\"]"), 2);
+    assert_eq!(error_at(br#"["\{["\{["\{["\{"#), 2);
 }
 
 #[test]
