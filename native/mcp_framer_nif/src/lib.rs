@@ -3,10 +3,15 @@
 //! How long each call may run is `timeslice`'s; what a feed returns, and
 //! which replies advance a framer's generation, is `outcome`'s.
 
+mod builder;
 mod decode;
+mod decode_error;
 mod error;
+mod external;
 mod held;
+mod keys;
 mod outcome;
+mod terms;
 mod timeslice;
 
 use decode::{Item, Session, Stop};

@@ -20,7 +20,7 @@
 //! process that holds it. One that stays changed nothing. `test/protocol_test.exs`
 //! pins every row.
 
-use rustler::{Encoder, Env, Term};
+use rustler::{Binary, Encoder, Env, Term};
 
 /// The atoms of the protocol, and of the results inside it.
 pub mod atoms {
@@ -86,4 +86,10 @@ fn tag(items: &Items<'_>) -> rustler::Atom {
     } else {
         atoms::ok()
     }
+}
+
+/// The item of a message a normal scheduler had no time to decode:
+/// `{:decode_dirty, message, copy_strings}`.
+pub fn left_dirty<'a>(env: Env<'a>, message: Binary<'a>, copy_strings: bool) -> Term<'a> {
+    (atoms::decode_dirty(), message, copy_strings).encode(env)
 }

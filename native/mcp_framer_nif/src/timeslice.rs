@@ -91,6 +91,16 @@ const CALL_NANOS: u64 = 200;
 const SEARCH_PICOS_PER_BYTE: u64 = 500;
 const MESSAGE_NANOS: u64 = 40;
 
+/// A list or map of more terms than this is made only if the call's time
+/// can afford it: it is made in one call that cannot stop.
+const LARGE_CONTAINER: usize = 1024;
+
+/// What making a term of a large list or map may cost, per term.
+const CONTAINER_NANOS_PER_TERM: u64 = 100;
+
+/// What copying a byte into a fresh binary may cost, page faults included.
+const COPY_NANOS_PER_BYTE: u64 = 1;
+
 /// One percent of a time slice, as `enif_consume_timeslice` counts it.
 const PERCENT_NANOS: u64 = 10_000;
 
@@ -225,6 +235,22 @@ impl Timeslice {
             Some(now) => self.afford_at(now, nanos),
             None => self.afford_nothing(),
         }
+    }
+
+    /// Whether a list or map of `terms` terms, made in one call that
+    /// cannot stop, still ends within the hard limit; a small one always
+    /// does.
+    pub fn afford_terms(&self, terms: usize) -> Result<(), OutOfTime> {
+        if terms <= LARGE_CONTAINER {
+            return Ok(());
+        }
+        self.afford(terms as u64 * CONTAINER_NANOS_PER_TERM)
+    }
+
+    /// Whether a copy of `bytes` bytes into a new binary, which cannot stop
+    /// once started, still ends within the hard limit.
+    pub fn afford_copy(&self, bytes: usize) -> Result<(), OutOfTime> {
+        self.afford(bytes as u64 * COPY_NANOS_PER_BYTE)
     }
 
     /// Like [`Timeslice::afford`], with the clock read at `now`.

@@ -1,0 +1,206 @@
+//! The `json::Builder` that makes BEAM terms in place, with no intermediate
+//! Rust value. It knows terms and nothing of JSON, as the parser knows JSON
+//! and nothing of terms.
+//!
+//! Finished terms wait on a stack. An array or object takes its items off
+//! the top and becomes one term, made from an array in a single call.
+
+use crate::decode::Stop;
+use crate::external;
+use crate::keys::KeyTable;
+use crate::terms::{self, SUB_BINARY_MIN};
+use crate::timeslice::Timeslice;
+use mcp_framer_core::json::{Builder, Text};
+use rustler::sys::{
+    enif_make_double, enif_make_int64, enif_make_list_from_array, enif_make_map_put,
+    enif_make_new_map, ErlNifTerm,
+};
+use rustler::{Binary, Env};
+use std::mem::MaybeUninit;
+
+mod atoms {
+    rustler::atoms! {
+        nil,
+        true_ = "true",
+        false_ = "false",
+    }
+}
+
+pub struct TermBuilder<'a, 'd> {
+    pub env: Env<'a>,
+    pub document: Binary<'a>,
+    /// Every string is a copy, so no decoded term keeps the document alive.
+    pub copy_strings: bool,
+    pub limits: Option<&'d Timeslice>,
+    pub key_table: &'d mut KeyTable,
+    pub stack: &'d mut Vec<ErlNifTerm>,
+    /// Where an object's keys and values are gathered to make its map.
+    pub keys: &'d mut Vec<ErlNifTerm>,
+    pub values: &'d mut Vec<ErlNifTerm>,
+}
+
+impl<'a> TermBuilder<'a, '_> {
+    #[inline]
+    fn push(&mut self, term: ErlNifTerm, units: u32) -> Result<(), Stop> {
+        self.stack.push(term);
+        self.charge(units)
+    }
+
+    #[inline]
+    fn charge(&mut self, units: u32) -> Result<(), Stop> {
+        match self.limits {
+            Some(time) => Ok(time.charge(units)?),
+            None => Ok(()),
+        }
+    }
+
+    fn copy(&self, bytes: &[u8]) -> Result<ErlNifTerm, Stop> {
+        terms::copy(self.env, bytes).ok_or(Stop::NoMemory)
+    }
+
+    fn text(&self, text: Text<'a, '_>) -> Result<ErlNifTerm, Stop> {
+        match text {
+            Text::Input(text) if text.len() >= SUB_BINARY_MIN && !self.copy_strings => {
+                // The parser's `Input` text is a slice of the document.
+                let base = self.document.as_slice().as_ptr() as usize;
+                let offset = (text.as_ptr() as usize)
+                    .checked_sub(base)
+                    .ok_or(Stop::Broken)?;
+                let binary = self
+                    .document
+                    .make_subbinary(offset, text.len())
+                    .map_err(|_| Stop::Broken)?;
+                Ok(binary.to_term(self.env).as_c_arg())
+            }
+            text => self.copy(text.as_str().as_bytes()),
+        }
+    }
+
+    /// The last `count` terms, replaced by what `make` makes of them.
+    fn collapse(
+        &mut self,
+        count: usize,
+        make: impl FnOnce(&mut Self, usize) -> Result<ErlNifTerm, Stop>,
+    ) -> Result<(), Stop> {
+        let from = self.stack.len().checked_sub(count).ok_or(Stop::Broken)?;
+        if let Some(time) = self.limits {
+            time.afford_terms(count)?;
+        }
+        let term = make(self, from)?;
+        self.stack.truncate(from);
+        let units = u32::try_from(count / 16).unwrap_or(u32::MAX);
+        self.push(term, units.saturating_add(1))
+    }
+}
+
+impl<'a> Builder<'a> for TermBuilder<'a, '_> {
+    type Value = ErlNifTerm;
+    type Error = Stop;
+
+    fn null(&mut self) -> Result<(), Stop> {
+        self.push(atoms::nil().as_c_arg(), 1)
+    }
+
+    fn bool(&mut self, value: bool) -> Result<(), Stop> {
+        let atom = if value {
+            atoms::true_()
+        } else {
+            atoms::false_()
+        };
+        self.push(atom.as_c_arg(), 1)
+    }
+
+    fn integer(&mut self, value: i64) -> Result<(), Stop> {
+        // SAFETY: makes a term in the call's own environment.
+        let term = unsafe { enif_make_int64(self.env.as_c_arg(), value) };
+        self.push(term, 1)
+    }
+
+    fn big_integer(&mut self, digits: &'a str) -> Result<(), Stop> {
+        // At most `json::INTEGER_MAX_CHARS` digits, which the parser
+        // charged for.
+        let term = external::big_integer(self.env, digits).ok_or(Stop::NoMemory)?;
+        let units = u32::try_from(digits.len() / 16).unwrap_or(u32::MAX);
+        self.push(term, units.saturating_add(1))
+    }
+
+    fn float(&mut self, value: f64) -> Result<(), Stop> {
+        // SAFETY: the parser gives only finite floats, which enif accepts.
+        let term = unsafe { enif_make_double(self.env.as_c_arg(), value) };
+        self.push(term, 1)
+    }
+
+    fn string(&mut self, text: Text<'a, '_>) -> Result<(), Stop> {
+        let units = 1 + text.as_str().len() / 64;
+        let term = self.text(text)?;
+        self.push(term, u32::try_from(units).unwrap_or(u32::MAX))
+    }
+
+    fn begin_array(&mut self) -> Result<(), Stop> {
+        self.charge(1)
+    }
+
+    fn end_array(&mut self, count: usize) -> Result<(), Stop> {
+        self.collapse(count, |builder, from| {
+            let items = &builder.stack[from..];
+            // SAFETY: `items` are terms made in this environment.
+            Ok(unsafe {
+                let count = u32::try_from(count).map_err(|_| Stop::Broken)?;
+                enif_make_list_from_array(builder.env.as_c_arg(), items.as_ptr(), count)
+            })
+        })
+    }
+
+    fn key(&mut self, text: Text<'a, '_>) -> Result<(), Stop> {
+        let key = text.as_str().as_bytes();
+        if key.len() >= SUB_BINARY_MIN {
+            return self.string(text);
+        }
+        let term = match self.key_table.get(key) {
+            Some(term) => term,
+            None => {
+                let term = self.copy(key)?;
+                self.key_table.put(key, term);
+                term
+            }
+        };
+        self.push(term, 1)
+    }
+
+    fn begin_object(&mut self) -> Result<(), Stop> {
+        self.charge(1)
+    }
+
+    fn end_object(&mut self, count: usize) -> Result<(), Stop> {
+        self.collapse(2 * count, |builder, from| {
+            builder.keys.clear();
+            builder.values.clear();
+            for pair in builder.stack[from..].chunks_exact(2) {
+                builder.keys.push(pair[0]);
+                builder.values.push(pair[1]);
+            }
+            let env = builder.env;
+            if let Some(map) = terms::map_from_arrays(env, builder.keys, builder.values) {
+                return Ok(map);
+            }
+            // A key repeats. Put the pairs last to first, so that the
+            // first occurrence of a key is put last and wins.
+            // SAFETY: every key and value is a term made in `env`.
+            unsafe {
+                let mut map = enif_make_new_map(env.as_c_arg());
+                for (&key, &value) in builder.keys.iter().zip(builder.values.iter()).rev() {
+                    let mut next = MaybeUninit::uninit();
+                    if enif_make_map_put(env.as_c_arg(), map, key, value, next.as_mut_ptr()) == 0 {
+                        return Err(Stop::NoMemory);
+                    }
+                    map = next.assume_init();
+                }
+                Ok(map)
+            }
+        })
+    }
+
+    fn finish(&mut self) -> Result<ErlNifTerm, Stop> {
+        self.stack.pop().ok_or(Stop::Broken)
+    }
+}

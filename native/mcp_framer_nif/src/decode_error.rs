@@ -1,0 +1,85 @@
+//! `{:error, %McpFramer.DecodeError{}}`, made in the NIF for a document
+//! that is not JSON.
+
+use crate::decode::Stop;
+use crate::terms::{self, SUB_BINARY_MIN};
+use rustler::sys::ErlNifTerm;
+use rustler::{Binary, Encoder, Env, Term};
+
+mod atoms {
+    pub use crate::outcome::atoms::error;
+    rustler::atoms! {
+        nil, position, token, data,
+        true_ = "true",
+        exception = "__exception__",
+        struct_ = "__struct__",
+        decode_error = "Elixir.McpFramer.DecodeError",
+    }
+}
+
+/// `{:error, %McpFramer.DecodeError{}}` for `document`, whose token, if
+/// any, is the `token` bytes from `position`. With `copy_strings`, the
+/// document in it is a copy too, so that no part of a result keeps the
+/// document's binary alive.
+pub fn error_item<'a>(
+    env: Env<'a>,
+    document: Binary<'a>,
+    copy_strings: bool,
+    position: usize,
+    token: Option<usize>,
+) -> Result<Term<'a>, Stop> {
+    let data = if copy_strings {
+        let copy = terms::copy(env, document.as_slice()).ok_or(Stop::NoMemory)?;
+        // SAFETY: `copy` made a binary in `env`.
+        unsafe { Term::new(env, copy) }
+    } else {
+        document.to_term(env)
+    };
+    let token = match token {
+        None => atoms::nil().as_c_arg(),
+        // A long token is part of the line the error holds anyway, as
+        // Jason's is; a short one is a copy that keeps nothing alive.
+        Some(length) if length >= SUB_BINARY_MIN => Binary::from_term(data)
+            .and_then(|line| line.make_subbinary(position, length))
+            .map_err(|_| Stop::Broken)?
+            .to_term(env)
+            .as_c_arg(),
+        Some(length) => {
+            let token = document
+                .as_slice()
+                .get(position..)
+                .and_then(|rest| rest.get(..length))
+                .ok_or(Stop::Broken)?;
+            terms::copy(env, token).ok_or(Stop::NoMemory)?
+        }
+    };
+    let error = decode_error(env, data.as_c_arg(), position, token)?;
+    Ok((atoms::error(), error).encode(env))
+}
+
+/// `%McpFramer.DecodeError{position: ..., token: ..., data: document}`.
+fn decode_error(
+    env: Env<'_>,
+    data: ErlNifTerm,
+    position: usize,
+    token: ErlNifTerm,
+) -> Result<Term<'_>, Stop> {
+    let keys = [
+        atoms::exception(),
+        atoms::struct_(),
+        atoms::data(),
+        atoms::position(),
+        atoms::token(),
+    ]
+    .map(|atom| atom.as_c_arg());
+    let values = [
+        atoms::true_().as_c_arg(),
+        atoms::decode_error().as_c_arg(),
+        data,
+        (position as u64).encode(env).as_c_arg(),
+        token,
+    ];
+    let map = terms::map_from_arrays(env, &keys, &values).ok_or(Stop::NoMemory)?;
+    // SAFETY: the map was made in `env`.
+    Ok(unsafe { Term::new(env, map) })
+}

@@ -1,0 +1,70 @@
+//! Terms the NIF interface has no call for, made by decoding their
+//! external term format: bignums.
+
+use rustler::sys::{enif_binary_to_term, ErlNifTerm};
+use rustler::Env;
+use std::mem::MaybeUninit;
+
+/// The version byte that starts every term in the external format.
+const VERSION: u8 = 131;
+const SMALL_BIG_EXT: u8 = 110;
+const LARGE_BIG_EXT: u8 = 111;
+
+/// The integer whose decimal text is `digits` (an optional `-`, then
+/// digits). The conversion to base 2^64 is quadratic in the number of
+/// digits, which the parser limits.
+pub fn big_integer(env: Env<'_>, digits: &str) -> Option<ErlNifTerm> {
+    let (negative, digits) = match digits.strip_prefix('-') {
+        Some(magnitude) => (true, magnitude),
+        None => (false, digits),
+    };
+    // Little-endian base 2^64 limbs, 19 decimal digits folded in at a time.
+    let mut limbs: Vec<u64> = Vec::with_capacity(digits.len() / 19 + 1);
+    for group in digits.as_bytes().chunks(19) {
+        let scale = 10u128.pow(group.len() as u32);
+        let mut carry = group
+            .iter()
+            .fold(0u128, |value, digit| value * 10 + u128::from(digit - b'0'));
+        for limb in limbs.iter_mut() {
+            let product = u128::from(*limb) * scale + carry;
+            *limb = product as u64;
+            carry = product >> 64;
+        }
+        if carry > 0 {
+            limbs.push(carry as u64);
+        }
+    }
+    let mut magnitude: Vec<u8> = limbs.iter().flat_map(|limb| limb.to_le_bytes()).collect();
+    while magnitude.last() == Some(&0) {
+        magnitude.pop();
+    }
+
+    let mut external = Vec::with_capacity(magnitude.len() + 7);
+    external.push(VERSION);
+    match u8::try_from(magnitude.len()) {
+        Ok(length) => external.extend([SMALL_BIG_EXT, length]),
+        Err(_) => {
+            external.push(LARGE_BIG_EXT);
+            external.extend(u32::try_from(magnitude.len()).ok()?.to_be_bytes());
+        }
+    }
+    external.push(u8::from(negative));
+    external.extend(magnitude);
+    from_external(env, &external, 0)
+}
+
+/// The term `external` encodes, if it is one whole term.
+fn from_external(env: Env<'_>, external: &[u8], flags: u32) -> Option<ErlNifTerm> {
+    let mut term = MaybeUninit::uninit();
+    // SAFETY: reads `external.len()` bytes; writes the term only on success.
+    unsafe {
+        let read = enif_binary_to_term(
+            env.as_c_arg(),
+            external.as_ptr(),
+            external.len(),
+            term.as_mut_ptr(),
+            flags,
+        );
+        (read == external.len()).then(|| term.assume_init())
+    }
+}

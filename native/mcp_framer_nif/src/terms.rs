@@ -1,0 +1,55 @@
+//! Terms made straight through `enif`, where rustler has no call as cheap:
+//! a binary copied from bytes, and a map made from arrays in one call.
+
+use rustler::sys::{
+    enif_get_map_size, enif_make_map_from_arrays, enif_make_new_binary, ErlNifTerm,
+};
+use rustler::Env;
+use std::mem::MaybeUninit;
+
+/// A string this long or longer may be a sub-binary of the document instead
+/// of a copy: the BEAM's own line between heap and reference-counted binaries.
+pub const SUB_BINARY_MIN: usize = 64;
+
+/// A copy of `bytes` in a binary of its own; `None` if the BEAM could not
+/// allocate it.
+pub fn copy(env: Env<'_>, bytes: &[u8]) -> Option<ErlNifTerm> {
+    let mut term = MaybeUninit::uninit();
+    // SAFETY: the new binary has room for exactly `bytes.len()` bytes.
+    unsafe {
+        let data = enif_make_new_binary(env.as_c_arg(), bytes.len(), term.as_mut_ptr());
+        if data.is_null() {
+            return None;
+        }
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), data, bytes.len());
+        Some(term.assume_init())
+    }
+}
+
+/// A map from distinct keys, or `None` if any key repeats. OTP 25 does not
+/// report a repeat in maps of over 32 pairs; it keeps one of the values,
+/// so the size is checked as well.
+pub fn map_from_arrays(
+    env: Env<'_>,
+    keys: &[ErlNifTerm],
+    values: &[ErlNifTerm],
+) -> Option<ErlNifTerm> {
+    let mut map = MaybeUninit::uninit();
+    let mut size = 0;
+    // SAFETY: both arrays hold `keys.len()` terms made in `env`.
+    unsafe {
+        let made = enif_make_map_from_arrays(
+            env.as_c_arg(),
+            keys.as_ptr(),
+            values.as_ptr(),
+            keys.len(),
+            map.as_mut_ptr(),
+        ) != 0;
+        if !made {
+            return None;
+        }
+        let map = map.assume_init();
+        let sized = enif_get_map_size(env.as_c_arg(), map, &mut size) != 0;
+        (sized && size == keys.len()).then_some(map)
+    }
+}
