@@ -18,13 +18,17 @@
 //! Whatever the outcome, the parser must not panic, and an error must lie
 //! inside the input.
 //!
+//! The caller's limits only ever cut a document short: within them it
+//! decodes as without them, and past them it stops no later than its first
+//! error without them.
+//!
 //! The string scan's vector code is held to its portable twin on the same
 //! bytes: every 16-byte lane of the input, and the long-run skip from every
 //! offset.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_framer_core::json::{lanes, parse, ErrorKind, Value, ValueBuilder};
+use mcp_framer_core::json::{lanes, parse, Error, ErrorKind, Limits, Parser, Value, ValueBuilder};
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -58,6 +62,7 @@ fuzz_target!(|input: &[u8]| {
                 }
                 ErrorKind::Builder(_) => panic!("{shown:?}: the builder was driven unbalanced"),
                 ErrorKind::Exhausted => panic!("{shown:?}: parse has no fuel limit"),
+                ErrorKind::Limit(_) => panic!("{shown:?}: parse has no limits"),
             }
             if let Ok(theirs) = &theirs {
                 panic!("{shown:?}: ours {error:?}, serde_json {theirs:?}");
@@ -69,6 +74,33 @@ fuzz_target!(|input: &[u8]| {
                 || (message.starts_with("number out of range") && has_integer_past_f64(ours));
             assert!(explained, "{shown:?}: ours {ours:?}, serde_json {message}");
         }
+    }
+
+    let limits = Limits {
+        max_depth: 1 + input.len() % 5,
+        max_values: 1 + input.len() % 13,
+        unique_keys: input.len() % 2 == 0,
+    };
+    let limited = Parser::default().parse_limited(input, &mut ValueBuilder::new(), limits);
+    match (&limited, &ours) {
+        (
+            Err(Error {
+                kind: ErrorKind::Limit(_),
+                position,
+            }),
+            Err(error),
+        ) => assert!(
+            *position <= error.position,
+            "{shown:?} ({limits:?}): limited {limited:?}, unlimited {error:?}"
+        ),
+        (
+            Err(Error {
+                kind: ErrorKind::Limit(_),
+                ..
+            }),
+            Ok(_),
+        ) => {}
+        _ => assert_eq!(limited, ours, "{shown:?} ({limits:?})"),
     }
 });
 

@@ -1,8 +1,8 @@
 //! One test per decoding rule of `Jason.decode/1`, named after it.
 
 use mcp_framer_core::json::{
-    parse, Builder, Error, ErrorKind, Parser, Ration, Text, Unbalanced, Value, ValueBuilder,
-    INTEGER_MAX_CHARS,
+    parse, Builder, Error, ErrorKind, Limit, Limits, Parser, Ration, Text, Unbalanced, Value,
+    ValueBuilder, INTEGER_MAX_CHARS,
 };
 use std::collections::BTreeMap;
 
@@ -723,6 +723,7 @@ fn parse_counted(input: &str, times: usize) -> (Result<Value, Error<Unbalanced>>
     let parsed = Parser::default().parse_rationed(
         input.as_bytes(),
         &mut ValueBuilder::new(),
+        Limits::NONE,
         1_000,
         &mut ration,
     );
@@ -747,4 +748,250 @@ fn a_ration_is_asked_for_more_as_the_parse_goes_on_and_can_stop_it_there() {
         assert_eq!(Some(&error.position), stopping.last());
         assert_eq!(stopping[..], enough[..4]);
     }
+}
+
+// The caller's limits
+
+fn limited(input: &str, limits: Limits) -> Result<Value, Error<Unbalanced>> {
+    Parser::default().parse_limited(input.as_bytes(), &mut ValueBuilder::new(), limits)
+}
+
+fn depth(max_depth: usize) -> Limits {
+    Limits {
+        max_depth,
+        ..Limits::NONE
+    }
+}
+
+fn values(max_values: usize) -> Limits {
+    Limits {
+        max_values,
+        ..Limits::NONE
+    }
+}
+
+const UNIQUE_KEYS: Limits = Limits {
+    unique_keys: true,
+    ..Limits::NONE
+};
+
+fn limit_at(position: usize, limit: Limit) -> Result<Value, Error<Unbalanced>> {
+    Err(Error {
+        position,
+        kind: ErrorKind::Limit(limit),
+    })
+}
+
+#[test]
+fn max_depth_counts_a_top_level_container_as_depth_one() {
+    assert_eq!(limited("[1,2]", depth(1)), decode(b"[1,2]"));
+    assert_eq!(limited("{\"a\":{}}", depth(2)), decode(b"{\"a\":{}}"));
+    assert_eq!(limited("7", depth(1)), Ok(Value::Integer(7)));
+}
+
+#[test]
+fn max_depth_is_passed_at_the_bracket_that_would_open_one_level_more() {
+    assert_eq!(limited("[[1]]", depth(1)), limit_at(1, Limit::Depth));
+    assert_eq!(limited("[[]]", depth(1)), limit_at(1, Limit::Depth));
+    assert_eq!(
+        limited(r#"{"a":[1,{"b":2}]}"#, depth(2)),
+        limit_at(8, Limit::Depth)
+    );
+    let deep = "[".repeat(100_000);
+    assert_eq!(limited(&deep, depth(64)), limit_at(64, Limit::Depth));
+}
+
+#[test]
+fn max_values_counts_each_scalar_array_and_object_but_not_keys() {
+    assert_eq!(limited("[1,2]", values(3)), decode(b"[1,2]"));
+    assert_eq!(limited(r#"{"a":[]}"#, values(3)), decode(br#"{"a":[]}"#));
+    assert_eq!(limited(r#"{"a":[]}"#, values(2)), decode(br#"{"a":[]}"#));
+    assert_eq!(limited("[1,2,3]", values(3)), limit_at(5, Limit::Values));
+    assert_eq!(
+        limited(r#"{"a":{"b":1}}"#, values(2)),
+        limit_at(10, Limit::Values)
+    );
+    assert_eq!(limited("1", values(1)), Ok(Value::Integer(1)));
+}
+
+#[test]
+fn a_repeated_key_is_an_error_at_its_quote_with_unique_keys() {
+    assert_eq!(
+        limited(r#"{"a":1,"a":2}"#, UNIQUE_KEYS),
+        limit_at(7, Limit::DuplicateKey)
+    );
+    assert_eq!(
+        limited(r#"{"a":1,"b":2}"#, UNIQUE_KEYS),
+        decode(br#"{"a":1,"b":2}"#)
+    );
+}
+
+#[test]
+fn keys_are_compared_decoded() {
+    assert_eq!(
+        limited(r#"{"a":1,"\u0061":2}"#, UNIQUE_KEYS),
+        limit_at(7, Limit::DuplicateKey)
+    );
+    assert_eq!(
+        limited(r#"{"\n":1,"\u000a":2}"#, UNIQUE_KEYS),
+        limit_at(8, Limit::DuplicateKey)
+    );
+}
+
+#[test]
+fn each_object_is_checked_for_repeated_keys_on_its_own() {
+    let separate = r#"{"a":{"a":1},"b":[{"a":2},{"a":3}]}"#;
+    assert_eq!(limited(separate, UNIQUE_KEYS), decode(separate.as_bytes()));
+    let nested = r#"{"a":{"x":1,"y":2,"x":3}}"#;
+    assert_eq!(
+        limited(nested, UNIQUE_KEYS),
+        limit_at(18, Limit::DuplicateKey)
+    );
+    // The outer object's keys go on after the inner one closes.
+    let after = r#"{"a":{"b":1},"b":2,"a":3}"#;
+    assert_eq!(
+        limited(after, UNIQUE_KEYS),
+        limit_at(19, Limit::DuplicateKey)
+    );
+}
+
+#[test]
+fn the_first_thing_wrong_wins_reading_left_to_right() {
+    // A syntax error before the limit is reached.
+    assert_eq!(limited("[1,x,[[2]]]", depth(1)), decode(b"[1,x,[[2]]]"));
+    assert_eq!(limited("[1,x,3,4]", values(3)), decode(b"[1,x,3,4]"));
+    assert_eq!(
+        limited(r#"{"a":01,"a":2}"#, UNIQUE_KEYS),
+        decode(br#"{"a":01,"a":2}"#)
+    );
+    // A limit before a later syntax error.
+    assert_eq!(limited("[[1],x", depth(1)), limit_at(1, Limit::Depth));
+    assert_eq!(
+        limited(r#"{"a":1,"a" 2}"#, UNIQUE_KEYS),
+        limit_at(7, Limit::DuplicateKey)
+    );
+    // A byte that cannot begin a value is a syntax error, not a value
+    // past the limit; one that can is counted before the value is read.
+    assert_eq!(limited("[1,2,x]", values(3)), decode(b"[1,2,x]"));
+    assert_eq!(limited("[1,2,tru]", values(3)), limit_at(5, Limit::Values));
+}
+
+#[test]
+fn a_limit_costs_only_the_bytes_read_up_to_it() {
+    /// Counts the values it is given, and how many.
+    #[derive(Default)]
+    struct Counting(usize);
+    impl<'de> Builder<'de> for Counting {
+        type Value = ();
+        type Error = Unbalanced;
+        fn null(&mut self) -> Result<(), Unbalanced> {
+            self.0 += 1;
+            Ok(())
+        }
+        fn bool(&mut self, _value: bool) -> Result<(), Unbalanced> {
+            self.null()
+        }
+        fn integer(&mut self, _value: i64) -> Result<(), Unbalanced> {
+            self.null()
+        }
+        fn big_integer(&mut self, _digits: &'de str) -> Result<(), Unbalanced> {
+            self.null()
+        }
+        fn float(&mut self, _value: f64) -> Result<(), Unbalanced> {
+            self.null()
+        }
+        fn string(&mut self, _text: Text<'de, '_>) -> Result<(), Unbalanced> {
+            self.null()
+        }
+        fn end_array(&mut self, _count: usize) -> Result<(), Unbalanced> {
+            self.null()
+        }
+        fn key(&mut self, _text: Text<'de, '_>) -> Result<(), Unbalanced> {
+            Ok(())
+        }
+        fn end_object(&mut self, _count: usize) -> Result<(), Unbalanced> {
+            self.null()
+        }
+        fn finish(&mut self) -> Result<(), Unbalanced> {
+            Ok(())
+        }
+    }
+    let long = format!("[{}0]", "0,".repeat(1_000_000));
+    let mut builder = Counting::default();
+    let parsed = Parser::default().parse_limited(long.as_bytes(), &mut builder, values(10));
+    assert_eq!(
+        parsed,
+        Err(Error {
+            position: 19,
+            kind: ErrorKind::Limit(Limit::Values)
+        })
+    );
+    assert_eq!(builder.0, 9);
+}
+
+#[test]
+fn a_builder_end_pair_error_is_reported_at_the_pair_s_key_after_its_value() {
+    /// Refuses every pair whose key is "bad", once its value is built.
+    struct NoBadKeys(ValueBuilder, Vec<bool>);
+    impl<'de> Builder<'de> for NoBadKeys {
+        type Value = Value;
+        type Error = Unbalanced;
+        fn null(&mut self) -> Result<(), Unbalanced> {
+            self.0.null()
+        }
+        fn bool(&mut self, value: bool) -> Result<(), Unbalanced> {
+            self.0.bool(value)
+        }
+        fn integer(&mut self, value: i64) -> Result<(), Unbalanced> {
+            Builder::integer(&mut self.0, value)
+        }
+        fn big_integer(&mut self, digits: &'de str) -> Result<(), Unbalanced> {
+            self.0.big_integer(digits)
+        }
+        fn float(&mut self, value: f64) -> Result<(), Unbalanced> {
+            self.0.float(value)
+        }
+        fn string(&mut self, text: Text<'de, '_>) -> Result<(), Unbalanced> {
+            self.0.string(text)
+        }
+        fn end_array(&mut self, count: usize) -> Result<(), Unbalanced> {
+            self.0.end_array(count)
+        }
+        fn key(&mut self, text: Text<'de, '_>) -> Result<(), Unbalanced> {
+            self.1.push(text.as_str() == "bad");
+            self.0.key(text)
+        }
+        fn end_pair(&mut self) -> Result<(), Unbalanced> {
+            match self.1.pop() {
+                Some(true) => Err(Unbalanced),
+                _ => Ok(()),
+            }
+        }
+        fn end_object(&mut self, count: usize) -> Result<(), Unbalanced> {
+            self.0.end_object(count)
+        }
+        fn finish(&mut self) -> Result<Value, Unbalanced> {
+            self.0.finish()
+        }
+    }
+    let parse = |input: &str| {
+        parse(
+            input.as_bytes(),
+            &mut NoBadKeys(ValueBuilder::new(), Vec::new()),
+        )
+    };
+    let refused = |position| {
+        Err(Error {
+            position,
+            kind: ErrorKind::Builder(Unbalanced),
+        })
+    };
+    assert_eq!(parse(r#"{"ok":1,"bad":2}"#), refused(8));
+    assert_eq!(parse(r#"{"bad":{"ok":[1]},"x":2}"#), refused(1));
+    assert_eq!(parse(r#"{"a":{"bad":1}}"#), refused(6));
+    // A syntax error in the value, or right after it, comes first.
+    assert_eq!(parse(r#"{"bad":[1,}"#), decode(br#"{"bad":[1,}"#));
+    assert_eq!(parse(r#"{"bad":1 2}"#), decode(br#"{"bad":1 2}"#));
+    // The error at the comma comes before the next key is read.
+    assert_eq!(parse(r#"{"bad":1,"x"#), refused(1));
 }

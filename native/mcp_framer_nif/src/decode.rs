@@ -9,7 +9,7 @@ use crate::decode_error::error_item;
 use crate::keys::KeyTable;
 use crate::outcome;
 use crate::timeslice::{self, OutOfTime, Timeslice};
-use mcp_framer_core::json::{self, ErrorKind, Parser};
+use mcp_framer_core::json::{self, ErrorKind, Limits, Parser};
 use rustler::sys::ErlNifTerm;
 use rustler::{Binary, Encoder, Env, Term};
 use std::cell::RefCell;
@@ -138,11 +138,13 @@ impl<'d, 'a> Session<'d, 'a> {
             values: &mut decoder.values,
         };
         let parsed = match limits {
-            Some(mut time) => {
-                decoder
-                    .parser
-                    .parse_rationed(input, &mut builder, timeslice::FUEL_STEP, &mut time)
-            }
+            Some(mut time) => decoder.parser.parse_rationed(
+                input,
+                &mut builder,
+                Limits::NONE,
+                timeslice::FUEL_STEP,
+                &mut time,
+            ),
             None => decoder.parser.parse(input, &mut builder),
         };
         for buffer in [&mut decoder.stack, &mut decoder.keys, &mut decoder.values] {

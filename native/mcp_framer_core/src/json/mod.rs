@@ -36,6 +36,7 @@ pub use number::INTEGER_MAX_CHARS;
 pub use value::{Unbalanced, Value, ValueBuilder};
 
 use number::Number;
+use std::collections::HashSet;
 
 /// A decoded string: borrowed from the input when it had no escapes, else
 /// the parser's scratch buffer, valid until the builder call returns.
@@ -87,6 +88,12 @@ pub trait Builder<'de> {
         Ok(())
     }
     fn key(&mut self, text: Text<'de, '_>) -> Result<(), Self::Error>;
+    /// The innermost object's last pair is complete: its value is built,
+    /// and a `,` or `}` follows it. An error here is reported at the
+    /// pair's key.
+    fn end_pair(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
     /// The object that opened last is done: its pairs are the last `count`
     /// keys and values built, in input order. Repeated keys are included;
     /// Jason keeps the first occurrence.
@@ -119,8 +126,50 @@ pub enum ErrorKind<E> {
     /// The parser used up the work it was allowed (see [`Ration`]). Nothing
     /// is wrong with the input as far as it was read.
     Exhausted,
+    /// The document goes past one of the caller's [`Limits`], at the byte
+    /// where it does.
+    Limit(Limit),
     /// The builder refused a value.
     Builder(E),
+}
+
+/// Which of the caller's [`Limits`] a document went past.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    /// An array or object opens deeper than `max_depth`.
+    Depth,
+    /// A value begins past `max_values`.
+    Values,
+    /// A key repeats within its object under `unique_keys`.
+    DuplicateKey,
+}
+
+/// What a caller accepts of a document beyond the grammar; by default,
+/// anything, as Jason does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// The deepest nesting: a top-level array or object is depth 1.
+    pub max_depth: usize,
+    /// The most values in the document: each scalar, array and object
+    /// counts one; keys do not.
+    pub max_values: usize,
+    /// A key that repeats within one object, compared decoded, is an error
+    /// instead of losing to the first.
+    pub unique_keys: bool,
+}
+
+impl Limits {
+    pub const NONE: Limits = Limits {
+        max_depth: usize::MAX,
+        max_values: usize::MAX,
+        unique_keys: false,
+    };
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits::NONE
+    }
 }
 
 impl<E> Error<E> {
@@ -142,6 +191,13 @@ impl<E> Error<E> {
         }
     }
 
+    fn limit(position: usize, limit: Limit) -> Self {
+        Error {
+            position,
+            kind: ErrorKind::Limit(limit),
+        }
+    }
+
     fn builder(position: usize, error: E) -> Self {
         Error {
             position,
@@ -159,6 +215,7 @@ impl Error<std::convert::Infallible> {
             ErrorKind::UnexpectedByte => ErrorKind::UnexpectedByte,
             ErrorKind::InvalidToken { length } => ErrorKind::InvalidToken { length },
             ErrorKind::Exhausted => ErrorKind::Exhausted,
+            ErrorKind::Limit(limit) => ErrorKind::Limit(limit),
             ErrorKind::Builder(never) => match never {},
         };
         Error {
@@ -203,11 +260,18 @@ const WHITESPACE_BLOCK: usize = 16 * 1024;
 /// progress, without a charge on every value.
 const ITEM_FUEL: usize = 4;
 
-/// A container still waiting for its closing bracket, with how many items
-/// (or pairs) it has so far.
+/// A container still waiting for its closing bracket.
 enum Open {
+    /// With its items so far.
     Array(usize),
-    Object(usize),
+    Object {
+        /// Its pairs so far.
+        pairs: usize,
+        /// Where its `{` is: which object a key belongs to.
+        at: usize,
+        /// Where its last key's `"` is.
+        key_at: usize,
+    },
 }
 
 /// Parses one JSON document, driving `builder`.
@@ -228,6 +292,8 @@ pub struct Parser {
     scratch: Vec<u8>,
     /// The containers still open, innermost last.
     open: Vec<Open>,
+    /// The keys read so far, under [`Limits::unique_keys`].
+    seen: SeenKeys,
 }
 
 impl Parser {
@@ -240,7 +306,17 @@ impl Parser {
         input: &'de [u8],
         builder: &mut B,
     ) -> Result<B::Value, Error<B::Error>> {
-        self.parse_within(input, builder, usize::MAX)
+        self.parse_limited(input, builder, Limits::NONE)
+    }
+
+    /// Like [`Parser::parse`], within the caller's `limits`.
+    pub fn parse_limited<'de, B: Builder<'de>>(
+        &mut self,
+        input: &'de [u8],
+        builder: &mut B,
+        limits: Limits,
+    ) -> Result<B::Value, Error<B::Error>> {
+        self.parse_rationed(input, builder, limits, usize::MAX, &mut NoMore)
     }
 
     /// Like [`Parser::parse`], but stops with [`ErrorKind::Exhausted`]
@@ -251,16 +327,18 @@ impl Parser {
         builder: &mut B,
         fuel: usize,
     ) -> Result<B::Value, Error<B::Error>> {
-        self.parse_rationed(input, builder, fuel, &mut NoMore)
+        self.parse_rationed(input, builder, Limits::NONE, fuel, &mut NoMore)
     }
 
-    /// Like [`Parser::parse`], starting with `fuel` and asking `ration`
-    /// for more each time it runs out, inside a token too: a caller can
-    /// stop a parse that will take too long as soon as it can tell.
+    /// Like [`Parser::parse_limited`], starting with `fuel` and asking
+    /// `ration` for more each time it runs out, inside a token too: a
+    /// caller can stop a parse that will take too long as soon as it can
+    /// tell.
     pub fn parse_rationed<'de, B: Builder<'de>>(
         &mut self,
         input: &'de [u8],
         builder: &mut B,
+        limits: Limits,
         fuel: usize,
         ration: &mut dyn Ration,
     ) -> Result<B::Value, Error<B::Error>> {
@@ -271,17 +349,25 @@ impl Parser {
             fuel,
             ration,
         };
-        let mut open = std::mem::take(&mut self.open);
-        let parsed = parse_with(&mut cursor, &mut open, builder);
+        let mut document = Document {
+            open: std::mem::take(&mut self.open),
+            limits,
+            values: 0,
+            seen: std::mem::take(&mut self.seen),
+        };
+        let parsed = document.parse(&mut cursor, builder);
         self.scratch = cursor.scratch;
-        self.open = open;
+        self.open = document.open;
+        self.seen = document.seen;
         self.trim();
         parsed
     }
 
     /// Bytes held for the next document.
     pub fn capacity(&self) -> usize {
-        self.scratch.capacity() + self.open.capacity() * std::mem::size_of::<Open>()
+        self.scratch.capacity()
+            + self.open.capacity() * std::mem::size_of::<Open>()
+            + self.seen.capacity()
     }
 
     fn trim(&mut self) {
@@ -290,130 +376,221 @@ impl Parser {
         self.open.clear();
         self.open
             .shrink_to(Self::KEEP_BYTES / std::mem::size_of::<Open>());
+        self.seen.clear();
     }
 }
 
-fn parse_with<'de, B: Builder<'de>>(
-    cursor: &mut Cursor<'de, '_>,
-    open: &mut Vec<Open>,
-    builder: &mut B,
-) -> Result<B::Value, Error<B::Error>> {
-    let input = cursor.input;
-    'value: loop {
-        cursor.skip_whitespace().map_err(Error::cast)?;
-        let start = cursor.position;
-        let built = match cursor.peek() {
-            Some(b'[') => {
-                cursor.position += 1;
-                builder
-                    .begin_array()
-                    .map_err(|e| Error::builder(start, e))?;
-                cursor.skip_whitespace().map_err(Error::cast)?;
-                if cursor.peek() != Some(b']') {
-                    open.push(Open::Array(0));
-                    continue 'value;
-                }
-                cursor.position += 1;
-                builder.end_array(0)
-            }
-            Some(b'{') => {
-                cursor.position += 1;
-                builder
-                    .begin_object()
-                    .map_err(|e| Error::builder(start, e))?;
-                cursor.skip_whitespace().map_err(Error::cast)?;
-                if cursor.peek() != Some(b'}') {
-                    cursor.key(builder)?;
-                    open.push(Open::Object(0));
-                    continue 'value;
-                }
-                cursor.position += 1;
-                builder.end_object(0)
-            }
-            Some(b'"') => {
-                cursor.position += 1;
-                let text = cursor.string().map_err(Error::cast)?;
-                builder.string(text)
-            }
-            Some(b'-' | b'0'..=b'9') => match cursor.number().map_err(Error::cast)? {
-                Number::Integer(value) => builder.integer(value),
-                Number::Big(digits) => builder.big_integer(digits),
-                Number::Float(value) => builder.float(value),
-            },
-            Some(b't') => {
-                cursor.literal(b"true").map_err(Error::cast)?;
-                builder.bool(true)
-            }
-            Some(b'f') => {
-                cursor.literal(b"false").map_err(Error::cast)?;
-                builder.bool(false)
-            }
-            Some(b'n') => {
-                cursor.literal(b"null").map_err(Error::cast)?;
-                builder.null()
-            }
-            _ => return Err(Error::at(start, input)),
-        };
-        built.map_err(|e| Error::builder(start, e))?;
+/// The keys read so far in a document's objects, each with where its
+/// object's `{` is, so that a key that repeats within one object is found
+/// at once, in time linear in the keys.
+#[derive(Default)]
+struct SeenKeys(HashSet<(usize, Box<[u8]>)>);
 
-        // A value is complete: close every container it completes, until
-        // one expects another value or the document ends.
-        loop {
+impl SeenKeys {
+    /// Keys kept room for between documents; more is freed.
+    const KEEP_KEYS: usize = 1024;
+
+    /// Whether `key` is the first of its text in the object at `object`;
+    /// it is noted either way.
+    fn first(&mut self, object: usize, key: &str) -> bool {
+        self.0.insert((object, key.as_bytes().into()))
+    }
+
+    fn capacity(&self) -> usize {
+        self.0.capacity() * std::mem::size_of::<(usize, Box<[u8]>)>()
+    }
+
+    fn clear(&mut self) {
+        self.0.clear();
+        self.0.shrink_to(Self::KEEP_KEYS);
+    }
+}
+
+/// One document's parse: what is open, and what the caller's limits have
+/// counted so far.
+struct Document {
+    open: Vec<Open>,
+    limits: Limits,
+    /// Values begun so far.
+    values: usize,
+    seen: SeenKeys,
+}
+
+impl Document {
+    fn parse<'de, B: Builder<'de>>(
+        &mut self,
+        cursor: &mut Cursor<'de, '_>,
+        builder: &mut B,
+    ) -> Result<B::Value, Error<B::Error>> {
+        let input = cursor.input;
+        'value: loop {
             cursor.skip_whitespace().map_err(Error::cast)?;
-            let here = cursor.position;
-            let Some(innermost) = open.last_mut() else {
-                if here < input.len() {
-                    return Err(Error::at(here, input));
+            let start = cursor.position;
+            let built = match cursor.peek() {
+                Some(b'[') => {
+                    self.begin_value(start, true)?;
+                    cursor.position += 1;
+                    builder
+                        .begin_array()
+                        .map_err(|e| Error::builder(start, e))?;
+                    cursor.skip_whitespace().map_err(Error::cast)?;
+                    if cursor.peek() != Some(b']') {
+                        self.open.push(Open::Array(0));
+                        continue 'value;
+                    }
+                    cursor.position += 1;
+                    builder.end_array(0)
                 }
-                return builder.finish().map_err(|e| Error::builder(here, e));
-            };
-            match innermost {
-                Open::Array(count) => {
-                    *count += 1;
-                    match cursor.peek() {
-                        Some(b',') => {
-                            cursor.position += 1;
-                            continue 'value;
-                        }
-                        Some(b']') => {
-                            let count = *count;
-                            open.pop();
-                            cursor.position += 1;
-                            cursor
-                                .burn(count.saturating_mul(ITEM_FUEL))
-                                .map_err(Error::cast)?;
-                            builder
-                                .end_array(count)
-                                .map_err(|e| Error::builder(here, e))?;
-                        }
-                        _ => return Err(Error::at(here, input)),
+                Some(b'{') => {
+                    self.begin_value(start, true)?;
+                    cursor.position += 1;
+                    builder
+                        .begin_object()
+                        .map_err(|e| Error::builder(start, e))?;
+                    cursor.skip_whitespace().map_err(Error::cast)?;
+                    if cursor.peek() != Some(b'}') {
+                        let key_at = self.key(cursor, builder, start)?;
+                        self.open.push(Open::Object {
+                            pairs: 0,
+                            at: start,
+                            key_at,
+                        });
+                        continue 'value;
+                    }
+                    cursor.position += 1;
+                    builder.end_object(0)
+                }
+                Some(b'"') => {
+                    self.begin_value(start, false)?;
+                    cursor.position += 1;
+                    let text = cursor.string().map_err(Error::cast)?;
+                    builder.string(text)
+                }
+                Some(b'-' | b'0'..=b'9') => {
+                    self.begin_value(start, false)?;
+                    match cursor.number().map_err(Error::cast)? {
+                        Number::Integer(value) => builder.integer(value),
+                        Number::Big(digits) => builder.big_integer(digits),
+                        Number::Float(value) => builder.float(value),
                     }
                 }
-                Open::Object(count) => {
-                    *count += 1;
-                    match cursor.peek() {
-                        Some(b',') => {
+                Some(b't') => {
+                    self.begin_value(start, false)?;
+                    cursor.literal(b"true").map_err(Error::cast)?;
+                    builder.bool(true)
+                }
+                Some(b'f') => {
+                    self.begin_value(start, false)?;
+                    cursor.literal(b"false").map_err(Error::cast)?;
+                    builder.bool(false)
+                }
+                Some(b'n') => {
+                    self.begin_value(start, false)?;
+                    cursor.literal(b"null").map_err(Error::cast)?;
+                    builder.null()
+                }
+                _ => return Err(Error::at(start, input)),
+            };
+            built.map_err(|e| Error::builder(start, e))?;
+
+            // A value is complete: close every container it completes, until
+            // one expects another value or the document ends.
+            loop {
+                cursor.skip_whitespace().map_err(Error::cast)?;
+                let here = cursor.position;
+                let Some(innermost) = self.open.last_mut() else {
+                    if here < input.len() {
+                        return Err(Error::at(here, input));
+                    }
+                    return builder.finish().map_err(|e| Error::builder(here, e));
+                };
+                let (count, closing) = match innermost {
+                    Open::Array(count) => {
+                        *count += 1;
+                        match cursor.peek() {
+                            Some(b',') => {
+                                cursor.position += 1;
+                                continue 'value;
+                            }
+                            Some(b']') => (*count, false),
+                            _ => return Err(Error::at(here, input)),
+                        }
+                    }
+                    Open::Object { pairs, at, key_at } => {
+                        *pairs += 1;
+                        let (object, pair_key) = (*at, *key_at);
+                        let next = cursor.peek();
+                        if !matches!(next, Some(b',' | b'}')) {
+                            return Err(Error::at(here, input));
+                        }
+                        builder
+                            .end_pair()
+                            .map_err(|e| Error::builder(pair_key, e))?;
+                        if next == Some(b',') {
                             cursor.position += 1;
                             cursor.skip_whitespace().map_err(Error::cast)?;
-                            cursor.key(builder)?;
+                            let key_at = self.key(cursor, builder, object)?;
+                            if let Some(Open::Object { key_at: last, .. }) = self.open.last_mut() {
+                                *last = key_at;
+                            }
                             continue 'value;
                         }
-                        Some(b'}') => {
-                            let count = *count;
-                            open.pop();
-                            cursor.position += 1;
-                            cursor
-                                .burn(count.saturating_mul(ITEM_FUEL))
-                                .map_err(Error::cast)?;
-                            builder
-                                .end_object(count)
-                                .map_err(|e| Error::builder(here, e))?;
-                        }
-                        _ => return Err(Error::at(here, input)),
+                        (*pairs, true)
                     }
-                }
+                };
+                self.open.pop();
+                cursor.position += 1;
+                cursor
+                    .burn(count.saturating_mul(ITEM_FUEL))
+                    .map_err(Error::cast)?;
+                let closed = if closing {
+                    builder.end_object(count)
+                } else {
+                    builder.end_array(count)
+                };
+                closed.map_err(|e| Error::builder(here, e))?;
             }
         }
+    }
+
+    /// A value begins at `start`, an array or object if `nests`: within
+    /// the caller's limits, or an error there.
+    #[inline(always)]
+    fn begin_value<E>(&mut self, start: usize, nests: bool) -> Result<(), Error<E>> {
+        self.values += 1;
+        if self.values > self.limits.max_values {
+            return Err(Error::limit(start, Limit::Values));
+        }
+        if nests && self.open.len() >= self.limits.max_depth {
+            return Err(Error::limit(start, Limit::Depth));
+        }
+        Ok(())
+    }
+
+    /// An object key and its colon, whitespace skipped before the key, in
+    /// the object whose `{` is at `object`; returns where the key starts.
+    fn key<'de, B: Builder<'de>>(
+        &mut self,
+        cursor: &mut Cursor<'de, '_>,
+        builder: &mut B,
+        object: usize,
+    ) -> Result<usize, Error<B::Error>> {
+        let start = cursor.position;
+        if cursor.peek() != Some(b'"') {
+            return Err(Error::at(start, cursor.input));
+        }
+        cursor.position += 1;
+        let text = cursor.string().map_err(Error::cast)?;
+        if self.limits.unique_keys && !self.seen.first(object, text.as_str()) {
+            return Err(Error::limit(start, Limit::DuplicateKey));
+        }
+        builder.key(text).map_err(|e| Error::builder(start, e))?;
+        cursor.skip_whitespace().map_err(Error::cast)?;
+        if cursor.peek() != Some(b':') {
+            return Err(Error::at(cursor.position, cursor.input));
+        }
+        cursor.position += 1;
+        Ok(start)
     }
 }
 
@@ -491,23 +668,6 @@ impl<'de> Cursor<'de, '_> {
             return Err(Error::at(self.position, self.input));
         }
         self.position += word.len();
-        Ok(())
-    }
-
-    /// An object key and its colon, whitespace skipped before the key.
-    fn key<B: Builder<'de>>(&mut self, builder: &mut B) -> Result<(), Error<B::Error>> {
-        let start = self.position;
-        if self.peek() != Some(b'"') {
-            return Err(Error::at(start, self.input));
-        }
-        self.position += 1;
-        let text = self.string().map_err(Error::cast)?;
-        builder.key(text).map_err(|e| Error::builder(start, e))?;
-        self.skip_whitespace().map_err(Error::cast)?;
-        if self.peek() != Some(b':') {
-            return Err(Error::at(self.position, self.input));
-        }
-        self.position += 1;
         Ok(())
     }
 }
