@@ -349,16 +349,19 @@ impl Parser {
             fuel,
             ration,
         };
-        let mut document = Document {
-            open: std::mem::take(&mut self.open),
-            limits,
-            values: 0,
-            seen: std::mem::take(&mut self.seen),
+        let (open, seen) = (&mut self.open, &mut self.seen);
+        let parsed = match (limits == Limits::NONE, limits.unique_keys) {
+            (true, _) => {
+                parse_document::<false, false, B>(&mut cursor, open, seen, limits, builder)
+            }
+            (false, false) => {
+                parse_document::<true, false, B>(&mut cursor, open, seen, limits, builder)
+            }
+            (false, true) => {
+                parse_document::<true, true, B>(&mut cursor, open, seen, limits, builder)
+            }
         };
-        let parsed = document.parse(&mut cursor, builder);
         self.scratch = cursor.scratch;
-        self.open = document.open;
-        self.seen = document.seen;
         self.trim();
         parsed
     }
@@ -401,196 +404,165 @@ impl SeenKeys {
     }
 
     fn clear(&mut self) {
-        self.0.clear();
-        self.0.shrink_to(Self::KEEP_KEYS);
+        if !self.0.is_empty() {
+            self.0.clear();
+            self.0.shrink_to(Self::KEEP_KEYS);
+        }
     }
 }
 
-/// One document's parse: what is open, and what the caller's limits have
-/// counted so far.
-struct Document {
-    open: Vec<Open>,
+/// One document's parse, driving `builder`: within `limits` if `LIMITED`,
+/// else with no check of them at all, so that a caller who sets none pays
+/// nothing for them; keys are checked for repeats only if `UNIQUE`.
+fn parse_document<'de, const LIMITED: bool, const UNIQUE: bool, B: Builder<'de>>(
+    cursor: &mut Cursor<'de, '_>,
+    open: &mut Vec<Open>,
+    seen: &mut SeenKeys,
     limits: Limits,
-    /// Values begun so far.
-    values: usize,
-    seen: SeenKeys,
-}
-
-impl Document {
-    fn parse<'de, B: Builder<'de>>(
-        &mut self,
-        cursor: &mut Cursor<'de, '_>,
-        builder: &mut B,
-    ) -> Result<B::Value, Error<B::Error>> {
-        let input = cursor.input;
-        'value: loop {
-            cursor.skip_whitespace().map_err(Error::cast)?;
-            let start = cursor.position;
-            let built = match cursor.peek() {
-                Some(b'[') => {
-                    self.begin_value(start, true)?;
-                    cursor.position += 1;
-                    builder
-                        .begin_array()
-                        .map_err(|e| Error::builder(start, e))?;
-                    cursor.skip_whitespace().map_err(Error::cast)?;
-                    if cursor.peek() != Some(b']') {
-                        self.open.push(Open::Array(0));
-                        continue 'value;
-                    }
-                    cursor.position += 1;
-                    builder.end_array(0)
-                }
-                Some(b'{') => {
-                    self.begin_value(start, true)?;
-                    cursor.position += 1;
-                    builder
-                        .begin_object()
-                        .map_err(|e| Error::builder(start, e))?;
-                    cursor.skip_whitespace().map_err(Error::cast)?;
-                    if cursor.peek() != Some(b'}') {
-                        let key_at = self.key(cursor, builder, start)?;
-                        self.open.push(Open::Object {
-                            pairs: 0,
-                            at: start,
-                            key_at,
-                        });
-                        continue 'value;
-                    }
-                    cursor.position += 1;
-                    builder.end_object(0)
-                }
-                Some(b'"') => {
-                    self.begin_value(start, false)?;
-                    cursor.position += 1;
-                    let text = cursor.string().map_err(Error::cast)?;
-                    builder.string(text)
-                }
-                Some(b'-' | b'0'..=b'9') => {
-                    self.begin_value(start, false)?;
-                    match cursor.number().map_err(Error::cast)? {
-                        Number::Integer(value) => builder.integer(value),
-                        Number::Big(digits) => builder.big_integer(digits),
-                        Number::Float(value) => builder.float(value),
-                    }
-                }
-                Some(b't') => {
-                    self.begin_value(start, false)?;
-                    cursor.literal(b"true").map_err(Error::cast)?;
-                    builder.bool(true)
-                }
-                Some(b'f') => {
-                    self.begin_value(start, false)?;
-                    cursor.literal(b"false").map_err(Error::cast)?;
-                    builder.bool(false)
-                }
-                Some(b'n') => {
-                    self.begin_value(start, false)?;
-                    cursor.literal(b"null").map_err(Error::cast)?;
-                    builder.null()
-                }
-                _ => return Err(Error::at(start, input)),
-            };
-            built.map_err(|e| Error::builder(start, e))?;
-
-            // A value is complete: close every container it completes, until
-            // one expects another value or the document ends.
-            loop {
-                cursor.skip_whitespace().map_err(Error::cast)?;
-                let here = cursor.position;
-                let Some(innermost) = self.open.last_mut() else {
-                    if here < input.len() {
-                        return Err(Error::at(here, input));
-                    }
-                    return builder.finish().map_err(|e| Error::builder(here, e));
-                };
-                let (count, closing) = match innermost {
-                    Open::Array(count) => {
-                        *count += 1;
-                        match cursor.peek() {
-                            Some(b',') => {
-                                cursor.position += 1;
-                                continue 'value;
-                            }
-                            Some(b']') => (*count, false),
-                            _ => return Err(Error::at(here, input)),
-                        }
-                    }
-                    Open::Object { pairs, at, key_at } => {
-                        *pairs += 1;
-                        let (object, pair_key) = (*at, *key_at);
-                        let next = cursor.peek();
-                        if !matches!(next, Some(b',' | b'}')) {
-                            return Err(Error::at(here, input));
-                        }
-                        builder
-                            .end_pair()
-                            .map_err(|e| Error::builder(pair_key, e))?;
-                        if next == Some(b',') {
-                            cursor.position += 1;
-                            cursor.skip_whitespace().map_err(Error::cast)?;
-                            let key_at = self.key(cursor, builder, object)?;
-                            if let Some(Open::Object { key_at: last, .. }) = self.open.last_mut() {
-                                *last = key_at;
-                            }
-                            continue 'value;
-                        }
-                        (*pairs, true)
-                    }
-                };
-                self.open.pop();
-                cursor.position += 1;
-                cursor
-                    .burn(count.saturating_mul(ITEM_FUEL))
-                    .map_err(Error::cast)?;
-                let closed = if closing {
-                    builder.end_object(count)
-                } else {
-                    builder.end_array(count)
-                };
-                closed.map_err(|e| Error::builder(here, e))?;
+    builder: &mut B,
+) -> Result<B::Value, Error<B::Error>> {
+    let input = cursor.input;
+    // Values begun so far, under `limits.max_values`.
+    let mut values = 0;
+    // Within the limits, a value begins at `start`, an array or object if
+    // `nests`; or the parse stops there.
+    let mut begin_value = |start: usize, nests: bool, depth: usize| {
+        if LIMITED {
+            values += 1;
+            if values > limits.max_values {
+                return Err(Error::limit(start, Limit::Values));
+            }
+            if nests && depth >= limits.max_depth {
+                return Err(Error::limit(start, Limit::Depth));
             }
         }
-    }
-
-    /// A value begins at `start`, an array or object if `nests`: within
-    /// the caller's limits, or an error there.
-    #[inline(always)]
-    fn begin_value<E>(&mut self, start: usize, nests: bool) -> Result<(), Error<E>> {
-        self.values += 1;
-        if self.values > self.limits.max_values {
-            return Err(Error::limit(start, Limit::Values));
-        }
-        if nests && self.open.len() >= self.limits.max_depth {
-            return Err(Error::limit(start, Limit::Depth));
-        }
         Ok(())
-    }
-
-    /// An object key and its colon, whitespace skipped before the key, in
-    /// the object whose `{` is at `object`; returns where the key starts.
-    fn key<'de, B: Builder<'de>>(
-        &mut self,
-        cursor: &mut Cursor<'de, '_>,
-        builder: &mut B,
-        object: usize,
-    ) -> Result<usize, Error<B::Error>> {
-        let start = cursor.position;
-        if cursor.peek() != Some(b'"') {
-            return Err(Error::at(start, cursor.input));
-        }
-        cursor.position += 1;
-        let text = cursor.string().map_err(Error::cast)?;
-        if self.limits.unique_keys && !self.seen.first(object, text.as_str()) {
-            return Err(Error::limit(start, Limit::DuplicateKey));
-        }
-        builder.key(text).map_err(|e| Error::builder(start, e))?;
+    };
+    'value: loop {
         cursor.skip_whitespace().map_err(Error::cast)?;
-        if cursor.peek() != Some(b':') {
-            return Err(Error::at(cursor.position, cursor.input));
+        let start = cursor.position;
+        let built = match cursor.peek() {
+            Some(b'[') => {
+                begin_value(start, true, open.len())?;
+                cursor.position += 1;
+                builder
+                    .begin_array()
+                    .map_err(|e| Error::builder(start, e))?;
+                cursor.skip_whitespace().map_err(Error::cast)?;
+                if cursor.peek() != Some(b']') {
+                    open.push(Open::Array(0));
+                    continue 'value;
+                }
+                cursor.position += 1;
+                builder.end_array(0)
+            }
+            Some(b'{') => {
+                begin_value(start, true, open.len())?;
+                cursor.position += 1;
+                builder
+                    .begin_object()
+                    .map_err(|e| Error::builder(start, e))?;
+                cursor.skip_whitespace().map_err(Error::cast)?;
+                if cursor.peek() != Some(b'}') {
+                    let key_at = cursor.position;
+                    cursor.key::<B, UNIQUE>(builder, seen, start)?;
+                    open.push(Open::Object {
+                        pairs: 0,
+                        at: start,
+                        key_at,
+                    });
+                    continue 'value;
+                }
+                cursor.position += 1;
+                builder.end_object(0)
+            }
+            Some(b'"') => {
+                begin_value(start, false, 0)?;
+                cursor.position += 1;
+                let text = cursor.string().map_err(Error::cast)?;
+                builder.string(text)
+            }
+            Some(b'-' | b'0'..=b'9') => {
+                begin_value(start, false, 0)?;
+                match cursor.number().map_err(Error::cast)? {
+                    Number::Integer(value) => builder.integer(value),
+                    Number::Big(digits) => builder.big_integer(digits),
+                    Number::Float(value) => builder.float(value),
+                }
+            }
+            Some(b't') => {
+                begin_value(start, false, 0)?;
+                cursor.literal(b"true").map_err(Error::cast)?;
+                builder.bool(true)
+            }
+            Some(b'f') => {
+                begin_value(start, false, 0)?;
+                cursor.literal(b"false").map_err(Error::cast)?;
+                builder.bool(false)
+            }
+            Some(b'n') => {
+                begin_value(start, false, 0)?;
+                cursor.literal(b"null").map_err(Error::cast)?;
+                builder.null()
+            }
+            _ => return Err(Error::at(start, input)),
+        };
+        built.map_err(|e| Error::builder(start, e))?;
+
+        // A value is complete: close every container it completes, until
+        // one expects another value or the document ends.
+        loop {
+            cursor.skip_whitespace().map_err(Error::cast)?;
+            let here = cursor.position;
+            let Some(innermost) = open.last_mut() else {
+                if here < input.len() {
+                    return Err(Error::at(here, input));
+                }
+                return builder.finish().map_err(|e| Error::builder(here, e));
+            };
+            let (count, object) = match innermost {
+                Open::Array(count) => {
+                    *count += 1;
+                    match cursor.peek() {
+                        Some(b',') => {
+                            cursor.position += 1;
+                            continue 'value;
+                        }
+                        Some(b']') => (*count, false),
+                        _ => return Err(Error::at(here, input)),
+                    }
+                }
+                Open::Object { pairs, at, key_at } => {
+                    *pairs += 1;
+                    match cursor.peek() {
+                        Some(b',') => {
+                            builder.end_pair().map_err(|e| Error::builder(*key_at, e))?;
+                            cursor.position += 1;
+                            cursor.skip_whitespace().map_err(Error::cast)?;
+                            *key_at = cursor.position;
+                            cursor.key::<B, UNIQUE>(builder, seen, *at)?;
+                            continue 'value;
+                        }
+                        Some(b'}') => {
+                            builder.end_pair().map_err(|e| Error::builder(*key_at, e))?;
+                            (*pairs, true)
+                        }
+                        _ => return Err(Error::at(here, input)),
+                    }
+                }
+            };
+            open.pop();
+            cursor.position += 1;
+            cursor
+                .burn(count.saturating_mul(ITEM_FUEL))
+                .map_err(Error::cast)?;
+            let closed = if object {
+                builder.end_object(count)
+            } else {
+                builder.end_array(count)
+            };
+            closed.map_err(|e| Error::builder(here, e))?;
         }
-        cursor.position += 1;
-        Ok(start)
     }
 }
 
@@ -656,6 +628,33 @@ impl<'de> Cursor<'de, '_> {
             });
         }
         self.fuel = self.fuel.saturating_add(more) - units;
+        Ok(())
+    }
+
+    /// An object key and its colon, whitespace skipped before the key, in
+    /// the object whose `{` is at `object`. If `UNIQUE`, a key `seen` there
+    /// before is an error at its `"`.
+    fn key<B: Builder<'de>, const UNIQUE: bool>(
+        &mut self,
+        builder: &mut B,
+        seen: &mut SeenKeys,
+        object: usize,
+    ) -> Result<(), Error<B::Error>> {
+        let start = self.position;
+        if self.peek() != Some(b'"') {
+            return Err(Error::at(start, self.input));
+        }
+        self.position += 1;
+        let text = self.string().map_err(Error::cast)?;
+        if UNIQUE && !seen.first(object, text.as_str()) {
+            return Err(Error::limit(start, Limit::DuplicateKey));
+        }
+        builder.key(text).map_err(|e| Error::builder(start, e))?;
+        self.skip_whitespace().map_err(Error::cast)?;
+        if self.peek() != Some(b':') {
+            return Err(Error::at(self.position, self.input));
+        }
+        self.position += 1;
         Ok(())
     }
 
