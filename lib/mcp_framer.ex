@@ -123,14 +123,15 @@ defmodule McpFramer do
 
   alias McpFramer.Native
 
-  @enforce_keys [:resource, :generation, :max_message_bytes, :decode]
+  @enforce_keys [:resource, :generation, :max_message_bytes, :decode, :decode_options]
   defstruct @enforce_keys
 
   @opaque t :: %__MODULE__{
             resource: reference(),
             generation: non_neg_integer(),
             max_message_bytes: pos_integer(),
-            decode: nil | :json
+            decode: nil | :json,
+            decode_options: nil | tuple()
           }
 
   @typedoc "A message: a binary, or with `decode: :json`, its decoded result."
@@ -161,13 +162,14 @@ defmodule McpFramer do
   """
   @spec new(keyword()) :: t()
   def new(opts \\ []) do
-    {cap, decode, strings} = validate_options!(opts)
+    {cap, decode, decode_options} = validate_options!(opts)
 
     %__MODULE__{
-      resource: Native.new(cap, decode == :json, strings == :copy),
+      resource: Native.new(cap, decode_options),
       generation: 0,
       max_message_bytes: cap,
-      decode: decode
+      decode: decode,
+      decode_options: decode_options
     }
   end
 
@@ -256,19 +258,26 @@ defmodule McpFramer do
   # dirty one, each in a call of its own.
   defp finish({:decode_dirty, result}, framer, chunk, acc, tag) do
     result
-    |> decode_left_dirty()
+    |> decode_left_dirty(framer.decode_options)
     |> finish(framer, chunk, acc, tag)
   end
 
-  defp decode_left_dirty({tag, items}), do: {tag, Enum.map(items, &decode_item/1)}
+  defp decode_left_dirty({tag, items}, options),
+    do: {tag, Enum.map(items, &decode_item(&1, options))}
 
-  defp decode_left_dirty({:continue, tag, items, consumed}),
-    do: {:continue, tag, Enum.map(items, &decode_item/1), consumed}
+  defp decode_left_dirty({:continue, tag, items, consumed}, options),
+    do: {:continue, tag, Enum.map(items, &decode_item(&1, options)), consumed}
 
-  defp decode_item({:decode_dirty, message, copy_strings}),
-    do: Native.decode_dirty(message, copy_strings)
+  # A framer does not raise on a key that cannot become an atom: that
+  # message's item is the error.
+  defp decode_item({:decode_dirty, message}, options) do
+    case Native.decode_dirty(message, options) do
+      {:key_refused, _key, error} -> error
+      result -> result
+    end
+  end
 
-  defp decode_item(item), do: item
+  defp decode_item(item, _options), do: item
 
   defp retry(framer, chunk, acc, tag, tries) do
     wait(tries)
@@ -387,20 +396,22 @@ defmodule McpFramer do
     end
   end
 
+  # The cap, the decode option, and the decoding options as the NIF takes
+  # them (nil without decode: :json).
   defp validate_options!(opts) do
     opts = keyword!(opts, "McpFramer.new/1")
+    {decoding, opts} = Keyword.split(opts, McpFramer.JSON.option_names())
 
-    defaults = [max_message_bytes: @default_max_message_bytes, decode: nil, strings: nil]
-
-    case Keyword.validate(opts, defaults) do
+    case Keyword.validate(opts, max_message_bytes: @default_max_message_bytes, decode: nil) do
       {:ok, valid} ->
         decode = decode!(valid[:decode])
-        {cap!(valid[:max_message_bytes]), decode, strings!(decode, valid[:strings])}
+        {cap!(valid[:max_message_bytes]), decode, decode_options!(decode, decoding)}
 
       {:error, unknown} ->
         raise ArgumentError,
-              "unknown McpFramer option(s) #{inspect(unknown)}; " <>
-                "the options are :max_message_bytes, :decode and :strings"
+              "unknown McpFramer option(s) #{inspect(unknown)}; the options are " <>
+                ":max_message_bytes, :decode and, with decode: :json, those of " <>
+                "McpFramer.JSON.decode/2"
     end
   end
 
@@ -410,13 +421,12 @@ defmodule McpFramer do
     raise ArgumentError, "expected :decode to be :json or nil, got: #{inspect(decode)}"
   end
 
-  defp strings!(:json, nil), do: :reference
-  defp strings!(:json, strings), do: McpFramer.JSON.strings!(strings)
-  defp strings!(nil, nil), do: nil
+  defp decode_options!(:json, decoding), do: McpFramer.JSON.options!(decoding, "McpFramer.new/1")
+  defp decode_options!(nil, []), do: nil
 
-  defp strings!(nil, strings) do
+  defp decode_options!(nil, [{name, value} | _]) do
     raise ArgumentError,
-          "the :strings option (got: #{inspect(strings)}) applies only with decode: :json"
+          "the #{inspect(name)} option (got: #{inspect(value)}) applies only with decode: :json"
   end
 
   @doc false
@@ -475,5 +485,21 @@ defmodule McpFramer.MessageTooLargeError do
   @impl true
   def message(%{max_message_bytes: cap}) do
     "an MCP message was longer than max_message_bytes (#{cap} bytes) and was discarded"
+  end
+end
+
+defmodule McpFramer.InternalError do
+  @moduledoc """
+  Raised when the NIF finds one of its own invariants broken: a bug in
+  McpFramer, never a mistake of the caller's. It is not raised for bad
+  arguments (those raise `ArgumentError`) nor for anything a server
+  sends. Please report it with the message; the framer that raised it
+  cannot be used again.
+  """
+  defexception [:message]
+
+  @impl true
+  def message(%{message: message}) do
+    "McpFramer internal error: #{message}. This is a bug in mcp_framer; please report it"
   end
 end

@@ -126,7 +126,7 @@ defmodule McpFramer.DecodeTest do
       assert_raise ArgumentError, ~r/binary or iodata/, fn -> JSON.decode(:atom) end
       assert_raise ArgumentError, ~r/binary or iodata/, fn -> JSON.decode([:atom]) end
       assert_raise ArgumentError, ~r/:strings/, fn -> JSON.decode("1", strings: :other) end
-      assert_raise ArgumentError, ~r/unknown/, fn -> JSON.decode("1", keys: :atoms) end
+      assert_raise ArgumentError, ~r/unknown/, fn -> JSON.decode("1", key: :atoms) end
       assert_raise ArgumentError, ~r/:decode/, fn -> McpFramer.new(decode: :xml) end
       assert_raise ArgumentError, ~r/only with decode/, fn -> McpFramer.new(strings: :copy) end
     end
@@ -159,9 +159,9 @@ defmodule McpFramer.DecodeTest do
       # The NIF's own reply: the long message is a placeholder, which
       # McpFramer.feed/2 decodes on a dirty scheduler.
       big = ~s({"blob":") <> :binary.copy("QUJD", div(3 * @mib, 4)) <> ~s("})
-      resource = McpFramer.Native.new(8 * @mib, true, false)
+      resource = McpFramer.new(decode: :json).resource
 
-      assert {:decode_dirty, {:ok, [{:ok, 1}, {:decode_dirty, ^big, false}, {:ok, 2}]}} =
+      assert {:decode_dirty, {:ok, [{:ok, 1}, {:decode_dirty, ^big}, {:ok, 2}]}} =
                McpFramer.Native.feed(resource, 0, "1\n" <> big <> "\n2\n")
     end
 

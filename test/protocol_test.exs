@@ -91,7 +91,7 @@ defmodule McpFramer.ProtocolTest do
     # Over the 1 MiB a normal scheduler decodes, in chunks under the 4 MiB
     # it frames.
     line = ~s(") <> :binary.copy("x", 3 * div(@mib, 2)) <> ~s(")
-    placeholder = {:decode_dirty, line, false}
+    placeholder = {:decode_dirty, line}
 
     resource = resource(decode: :json)
     assert Native.feed(resource, 0, line <> "\n") == {:decode_dirty, {:ok, [placeholder]}}

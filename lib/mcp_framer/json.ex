@@ -56,8 +56,14 @@ defmodule McpFramer.JSON do
 
   alias McpFramer.Native
 
-  @typedoc "What `Jason.decode/1` returns for a document."
+  @typedoc "What `Jason.decode/2` returns for a document."
   @type result :: {:ok, term()} | {:error, McpFramer.DecodeError.t()}
+
+  # The options as the NIF takes them: {strings, keys, max_depth,
+  # max_values, duplicate_keys}, 0 for a limit that is not set.
+  @defaults {:reference, :strings, 0, 0, :first}
+  @names [:strings, :keys, :max_depth, :max_values, :duplicate_keys, :floats, :objects]
+  @largest_limit 0xFFFF_FFFF_FFFF_FFFF
 
   @doc """
   Decodes `input`, a binary or iodata.
@@ -65,23 +71,72 @@ defmodule McpFramer.JSON do
   ## Options
 
     * `:strings` - `:reference` (default) or `:copy`; see "Memory" above.
+    * `:keys` - what object keys become: `:strings` (default); `:atoms`,
+      made with `String.to_atom/1`; or `:atoms!`, existing atoms only, as
+      `String.to_existing_atom/1` makes them. Atoms are never garbage
+      collected and the VM holds a limited number of them, so `:atoms`
+      must not be used on untrusted input: a server that sends many
+      distinct keys can exhaust the atom table and bring the VM down. Use
+      `:atoms!` or strings for untrusted documents. As with Jason, a key
+      that cannot become an atom raises what the `String` function raises
+      (`ArgumentError`, or `SystemLimitError` for a key over 255
+      characters with `:atoms`), and a key is converted once its pair is
+      complete, so an error in its value is reported first.
+    * `:max_depth` - a positive integer: the deepest nesting accepted,
+      where a top-level array or object is depth 1. Default: none.
+    * `:max_values` - a positive integer: the most values accepted, each
+      scalar, array and object counting one (keys do not). Default: none.
+    * `:duplicate_keys` - `:first` (default) keeps the first of a key
+      that repeats within an object, as Jason does; `:error` rejects the
+      document at the repeated key's opening quote. Keys are compared
+      decoded: `"\\u0061"` repeats `"a"`.
+    * `:floats` and `:objects` - only Jason's defaults, `:native` and
+      `:maps`, are taken: `floats: :decimals` and `objects:
+      :ordered_objects` need packages this library does not depend on.
+
+  A document that goes past a limit is an error at the byte where it does:
+  `{:error, %McpFramer.DecodeError{limit: option, limit_value: value}}`,
+  with `token: nil`. The document is read left to right and the first
+  thing wrong wins, so a syntax error before the limit is reported as
+  the syntax error. A rejected document costs no more than the bytes read
+  up to its error.
+
+      iex> {:error, error} = McpFramer.JSON.decode("[[1]]", max_depth: 1)
+      iex> {error.position, error.limit, error.limit_value}
+      {1, :max_depth, 1}
 
   Raises `ArgumentError` for input that is not iodata and for bad options.
   """
   @spec decode(iodata(), keyword()) :: result()
-  def decode(input, opts \\ []) do
-    copy_strings = copy_strings!(opts)
-    document = document!(input)
+  def decode(input, opts \\ [])
+  def decode(input, []) when is_binary(input), do: run(input, @defaults)
+  def decode(input, opts), do: run(document!(input), options!(opts, "McpFramer.JSON"))
 
-    case Native.decode(document, copy_strings) do
-      :continue_dirty -> Native.decode_dirty(document, copy_strings)
-      result -> result
+  defp run(document, options) do
+    case Native.decode(document, options) do
+      :continue_dirty -> Native.decode_dirty(document, options) |> finish(document, options)
+      reply -> finish(reply, document, options)
     end
   end
 
+  # A key the NIF could not make an atom of raises what Jason would raise,
+  # from the same function. Should the atom have come to exist since the
+  # NIF looked, the document is decoded again.
+  defp finish({:key_refused, key, _error}, document, options) do
+    _atom =
+      case elem(options, 1) do
+        :atoms -> String.to_atom(key)
+        :atoms! -> String.to_existing_atom(key)
+      end
+
+    run(document, options)
+  end
+
+  defp finish(result, _document, _options), do: result
+
   @doc """
   Like `decode/2`, but returns the term and raises `McpFramer.DecodeError`
-  for a document that is not JSON.
+  for a document that is not JSON or goes past a limit.
 
       iex> McpFramer.JSON.decode!("[1, 2.5, null]")
       [1, 2.5, nil]
@@ -95,25 +150,73 @@ defmodule McpFramer.JSON do
   end
 
   @doc false
-  # Shared with McpFramer.new/1, which takes the same option.
-  def strings!(strings) when strings in [:reference, :copy], do: strings
+  # The names of the decoding options, which McpFramer.new/1 takes too.
+  def option_names, do: @names
 
-  def strings!(strings) do
-    raise ArgumentError, "expected :strings to be :reference or :copy, got: #{inspect(strings)}"
-  end
+  @doc false
+  # The decoding options `opts` as the NIF takes them, or an ArgumentError
+  # naming what is wrong; `caller` says whose options they are.
+  def options!(opts, caller) do
+    opts = McpFramer.keyword!(opts, caller)
 
-  defp copy_strings!(opts) do
-    opts = McpFramer.keyword!(opts, "McpFramer.JSON")
+    case Keyword.split(opts, @names) do
+      {known, []} ->
+        Enum.reduce(known, @defaults, &option!/2)
 
-    case Keyword.validate(opts, strings: :reference) do
-      {:ok, valid} ->
-        strings!(valid[:strings]) == :copy
-
-      {:error, unknown} ->
+      {_known, unknown} ->
         raise ArgumentError,
-              "unknown McpFramer.JSON option(s) #{inspect(unknown)}; the only option is :strings"
+              "unknown #{caller} option(s) #{inspect(Keyword.keys(unknown))}; " <>
+                "the decoding options are #{Enum.map_join(@names, ", ", &inspect/1)}"
     end
   end
+
+  defp option!({:strings, strings}, options) when strings in [:reference, :copy],
+    do: put_elem(options, 0, strings)
+
+  defp option!({:keys, keys}, options) when keys in [:strings, :atoms, :atoms!],
+    do: put_elem(options, 1, keys)
+
+  defp option!({:keys, keys}, _options) when is_function(keys) do
+    raise ArgumentError,
+          "keys: takes :strings, :atoms or :atoms!; a key function is not offered, " <>
+            "since the NIF cannot call one: decode with keys: :strings and convert after"
+  end
+
+  defp option!({:max_depth, max}, options) when is_integer(max) and max in 1..@largest_limit,
+    do: put_elem(options, 2, max)
+
+  defp option!({:max_values, max}, options) when is_integer(max) and max in 1..@largest_limit,
+    do: put_elem(options, 3, max)
+
+  defp option!({:duplicate_keys, keys}, options) when keys in [:first, :error],
+    do: put_elem(options, 4, keys)
+
+  defp option!({:floats, :native}, options), do: options
+  defp option!({:objects, :maps}, options), do: options
+
+  defp option!({:floats, :decimals}, _options) do
+    raise ArgumentError,
+          "floats: :decimals needs the decimal package, which McpFramer does not use; " <>
+            "only floats: :native is offered"
+  end
+
+  defp option!({:objects, :ordered_objects}, _options) do
+    raise ArgumentError,
+          "objects: :ordered_objects needs Jason.OrderedObject from the jason package; " <>
+            "only objects: :maps is offered"
+  end
+
+  defp option!({name, value}, _options) do
+    raise ArgumentError,
+          "expected #{inspect(name)} to be #{expected(name)}, got: #{inspect(value)}"
+  end
+
+  defp expected(:strings), do: ":reference or :copy"
+  defp expected(:keys), do: ":strings, :atoms or :atoms!"
+  defp expected(:duplicate_keys), do: ":first or :error"
+  defp expected(:floats), do: ":native"
+  defp expected(:objects), do: ":maps"
+  defp expected(_limit), do: "a positive integer up to #{@largest_limit}"
 
   defp document!(input) when is_binary(input), do: input
 
@@ -139,16 +242,32 @@ defmodule McpFramer.DecodeError do
   at an unexpected end), and `token` holds the offending sequence when a
   whole one was read (a number too large, a bad `\\u` escape), else `nil`.
   `data` is the whole document, or the framed message.
+
+  `limit` is `nil` for all of these, so that without options an error is
+  exactly Jason's. A document that goes past a decoding option has `limit`
+  naming it (`:max_depth`, `:max_values`, `:duplicate_keys`) and
+  `limit_value` its value, with `token: nil` and `position` the byte where
+  it goes past. In a framer, a key that cannot become an atom with `keys:
+  :atoms` or `:atoms!` is such an error too, with `limit: :keys`, at the
+  key's opening quote: a framer does not raise on what a server sends.
   """
-  defexception [:position, :token, :data]
+  defexception [:position, :token, :data, limit: nil, limit_value: nil]
 
   @type t :: %__MODULE__{
           position: non_neg_integer(),
           token: binary() | nil,
-          data: binary()
+          data: binary(),
+          limit: nil | :max_depth | :max_values | :duplicate_keys | :keys,
+          limit_value: nil | pos_integer() | atom()
         }
 
   @impl true
+  def message(%__MODULE__{limit: limit, limit_value: value, position: position})
+      when limit != nil do
+    "#{limited(limit)} at position #{position} of the JSON document " <>
+      "(#{limit}: #{inspect(value)})"
+  end
+
   def message(%__MODULE__{position: position, token: token}) when is_binary(token) do
     "invalid sequence #{inspect(token)} at position #{position} of the JSON document"
   end
@@ -170,4 +289,10 @@ defmodule McpFramer.DecodeError do
   def message(%__MODULE__{position: position}) do
     "invalid JSON at position #{inspect(position)}"
   end
+
+  defp limited(:max_depth), do: "nesting deeper than the limit"
+  defp limited(:max_values), do: "more values than the limit"
+  defp limited(:duplicate_keys), do: "a key repeated within its object"
+  defp limited(:keys), do: "a key that cannot become an atom"
+  defp limited(_other), do: "a limit passed"
 end

@@ -10,10 +10,10 @@ defmodule McpFramer.Native do
     :erlang.load_nif(String.to_charlist(path), 0)
   end
 
-  def new(_max_message_bytes, _decode, _copy_strings), do: :erlang.nif_error(:nif_not_loaded)
+  def new(_max_message_bytes, _decode_options), do: :erlang.nif_error(:nif_not_loaded)
   def feed(_resource, _generation, _chunk), do: :erlang.nif_error(:nif_not_loaded)
   def feed_dirty(_resource, _generation, _chunk), do: :erlang.nif_error(:nif_not_loaded)
   def buffered_bytes(_resource, _generation), do: :erlang.nif_error(:nif_not_loaded)
-  def decode(_document, _copy_strings), do: :erlang.nif_error(:nif_not_loaded)
-  def decode_dirty(_document, _copy_strings), do: :erlang.nif_error(:nif_not_loaded)
+  def decode(_document, _options), do: :erlang.nif_error(:nif_not_loaded)
+  def decode_dirty(_document, _options), do: :erlang.nif_error(:nif_not_loaded)
 end

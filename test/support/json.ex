@@ -15,14 +15,47 @@ defmodule McpFramer.TestJSON do
   # Where Jason reports an error somewhere other than at the first offending
   # byte, the function that does so says why. Nesting is kept on an explicit
   # stack, so depth costs heap, never native stack.
+  #
+  # `decode/2` takes Jason's `keys:` option as Jason 1.4.5 does, and the
+  # limits of McpFramer.JSON: `max_depth`, `max_values` and
+  # `duplicate_keys: :error`. A document past a limit is
+  #
+  #   * `{:error, %{position: p, token: nil, limit: option, limit_value: v}}`
+  #     where p is the first byte of the value past `max_values`, the bracket
+  #     that opens a level past `max_depth`, or the quote of a key that
+  #     repeats in its object (compared decoded);
+  #   * and the same with `limit: :keys` at a key's quote for a key that
+  #     cannot become an atom, where Jason raises: what a framer gives.
+  #
+  # Limits are checked as each value begins, and keys converted as Jason
+  # converts them, once their pair is complete: at the `,` or `}` after the
+  # value. The options and the counts are kept in the process dictionary
+  # for the call, so that the grammar's functions stay Jason's.
 
-  @type error :: %{position: non_neg_integer(), token: nil | binary()}
+  @type error :: %{
+          required(:position) => non_neg_integer(),
+          required(:token) => nil | binary(),
+          optional(:limit) => atom(),
+          optional(:limit_value) => term()
+        }
 
-  @spec decode(binary()) :: {:ok, term()} | {:error, error()}
-  def decode(input) when is_binary(input) do
+  @options {__MODULE__, :options}
+  @counts {__MODULE__, :counts}
+
+  @spec decode(binary(), keyword()) :: {:ok, term()} | {:error, error()}
+  def decode(input, opts \\ []) when is_binary(input) do
+    Process.put(@options, Map.new(opts))
+    Process.put(@counts, %{values: 0, depth: 0})
     {:ok, value(input, 0, input, [])}
   catch
-    {__MODULE__, position, token} -> {:error, %{position: position, token: token}}
+    {__MODULE__, position, token} ->
+      {:error, %{position: position, token: token}}
+
+    {__MODULE__, position, limit, value} ->
+      {:error, %{position: position, token: nil, limit: limit, limit_value: value}}
+  after
+    Process.delete(@options)
+    Process.delete(@counts)
   end
 
   # For the integration tests: a message that decodes is whole.
@@ -48,42 +81,76 @@ defmodule McpFramer.TestJSON do
   defp value(<<byte, rest::binary>>, at, input, stack) when byte in @whitespace,
     do: value(rest, at + 1, input, stack)
 
-  defp value(<<?[, rest::binary>>, at, input, stack) do
+  # A byte that can begin a value begins one, within the limits.
+  defp value(<<byte, _::binary>> = rest, at, input, stack) when byte in ~c'[{"-0123456789tfn' do
+    begin_value(at, byte in ~c'[{')
+    start(rest, at, input, stack)
+  end
+
+  defp value(_rest, at, _input, _stack), do: fail(at)
+
+  defp start(<<?[, rest::binary>>, at, input, stack) do
     case skip(rest, at + 1) do
       {<<?], rest::binary>>, at} -> close(rest, at + 1, input, stack, [])
-      {rest, at} -> value(rest, at, input, [{:array, []} | stack])
+      {rest, at} -> value(rest, at, input, open([{:array, []} | stack]))
     end
   end
 
-  defp value(<<?{, rest::binary>>, at, input, stack) do
+  defp start(<<?{, rest::binary>>, at, input, stack) do
     case skip(rest, at + 1) do
       {<<?}, rest::binary>>, at} -> close(rest, at + 1, input, stack, %{})
-      {rest, at} -> key(rest, at, input, [{:object, []} | stack])
+      {rest, at} -> key(rest, at, input, open([{:object, []} | stack]))
     end
   end
 
-  defp value(<<?", rest::binary>>, at, input, stack) do
+  defp start(<<?", rest::binary>>, at, input, stack) do
     {string, rest, at} = string(rest, at + 1, input)
     close(rest, at, input, stack, string)
   end
 
-  defp value(<<byte, _::binary>> = rest, at, input, stack) when byte == ?- or byte in ?0..?9 do
+  defp start(<<byte, _::binary>> = rest, at, input, stack) when byte == ?- or byte in ?0..?9 do
     {number, rest, at} = number(rest, at, input)
     close(rest, at, input, stack, number)
   end
 
-  defp value(<<"true", rest::binary>>, at, input, stack),
+  defp start(<<"true", rest::binary>>, at, input, stack),
     do: close(rest, at + 4, input, stack, true)
 
-  defp value(<<"false", rest::binary>>, at, input, stack),
+  defp start(<<"false", rest::binary>>, at, input, stack),
     do: close(rest, at + 5, input, stack, false)
 
-  defp value(<<"null", rest::binary>>, at, input, stack),
+  defp start(<<"null", rest::binary>>, at, input, stack),
     do: close(rest, at + 4, input, stack, nil)
 
   # A misspelt or cut-off literal (`tru`, `nul x`) is reported at its first
   # byte, even when the input ends inside it.
-  defp value(_rest, at, _input, _stack), do: fail(at)
+  defp start(_rest, at, _input, _stack), do: fail(at)
+
+  # The limits, as each value begins at `at`: one value more, and one level
+  # deeper for an array or object.
+  defp begin_value(at, nests?) do
+    options = Process.get(@options)
+    %{values: values, depth: depth} = counts = Process.get(@counts)
+    values = values + 1
+    Process.put(@counts, %{counts | values: values})
+
+    case options do
+      %{max_values: max} when values > max -> fail_limit(at, :max_values, max)
+      %{max_depth: max} when nests? and depth >= max -> fail_limit(at, :max_depth, max)
+      _ -> :ok
+    end
+  end
+
+  # A container opens, or closes: the depth the limits see.
+  defp open(stack) do
+    Process.put(@counts, Map.update!(Process.get(@counts), :depth, &(&1 + 1)))
+    stack
+  end
+
+  defp closed(stack) do
+    Process.put(@counts, Map.update!(Process.get(@counts), :depth, &(&1 - 1)))
+    stack
+  end
 
   # A value is complete: it goes into the innermost open container, which
   # then expects a comma or its closing bracket.
@@ -100,42 +167,80 @@ defmodule McpFramer.TestJSON do
         value(rest, at + 1, input, [{:array, [value | items]} | stack])
 
       {<<?], rest::binary>>, at} ->
-        close(rest, at + 1, input, stack, Enum.reverse(items, [value]))
+        close(rest, at + 1, input, closed(stack), Enum.reverse(items, [value]))
 
       {_rest, at} ->
         fail(at)
     end
   end
 
-  defp close(rest, at, input, [{:object, pairs, key} | stack], value) do
-    pairs = [{key, value} | pairs]
-
+  # The pair is complete at its comma or brace: only then does Jason
+  # convert its key.
+  defp close(rest, at, input, [{:object, pairs, key, key_at} | stack], value) do
     case skip(rest, at) do
       {<<?,, rest::binary>>, at} ->
+        pairs = [{convert(key, key_at), value} | pairs]
         {rest, at} = skip(rest, at + 1)
         key(rest, at, input, [{:object, pairs} | stack])
 
       # The pairs are newest first and :maps.from_list/1 keeps the last of
       # a repeated key: so the first occurrence in the input wins.
       {<<?}, rest::binary>>, at} ->
-        close(rest, at + 1, input, stack, :maps.from_list(pairs))
+        pairs = [{convert(key, key_at), value} | pairs]
+        close(rest, at + 1, input, closed(stack), :maps.from_list(pairs))
 
       {_rest, at} ->
         fail(at)
     end
   end
 
-  # A key, whitespace already skipped, then its colon.
-  defp key(<<?", rest::binary>>, at, input, [{:object, pairs} | stack]) do
-    {key, rest, at} = string(rest, at + 1, input)
+  # A key, whitespace already skipped, then its colon. Under
+  # `duplicate_keys: :error` it must not repeat an earlier key of its
+  # object, compared as text.
+  defp key(<<?", rest::binary>>, key_at, input, [{:object, pairs} | stack]) do
+    {key, rest, at} = string(rest, key_at + 1, input)
+
+    if Process.get(@options)[:duplicate_keys] == :error and
+         Enum.any?(pairs, fn {earlier, _} -> to_string(earlier) == key end) do
+      fail_limit(key_at, :duplicate_keys, :error)
+    end
 
     case skip(rest, at) do
-      {<<?:, rest::binary>>, at} -> value(rest, at + 1, input, [{:object, pairs, key} | stack])
-      {_rest, at} -> fail(at)
+      {<<?:, rest::binary>>, at} ->
+        value(rest, at + 1, input, [{:object, pairs, key, key_at} | stack])
+
+      {_rest, at} ->
+        fail(at)
     end
   end
 
   defp key(_rest, at, _input, _stack), do: fail(at)
+
+  # What a key becomes, as Jason's `keys:` option makes it. Where Jason
+  # raises, a framer gives an error at the key.
+  defp convert(key, key_at) do
+    case Process.get(@options)[:keys] do
+      nil ->
+        key
+
+      :strings ->
+        key
+
+      :atoms ->
+        if String.length(key) > 255,
+          do: fail_limit(key_at, :keys, :atoms),
+          else: String.to_atom(key)
+
+      :atoms! ->
+        existing_atom(key, key_at)
+    end
+  end
+
+  defp existing_atom(key, key_at) do
+    String.to_existing_atom(key)
+  rescue
+    ArgumentError -> fail_limit(key_at, :keys, :atoms!)
+  end
 
   defp skip(<<byte, rest::binary>>, at) when byte in @whitespace, do: skip(rest, at + 1)
   defp skip(rest, at), do: {rest, at}
@@ -353,6 +458,8 @@ defmodule McpFramer.TestJSON do
   end
 
   defp fail(at), do: throw({__MODULE__, at, nil})
+
+  defp fail_limit(at, limit, value), do: throw({__MODULE__, at, limit, value})
 
   defp fail_token(input, at, length), do: throw({__MODULE__, at, binary_part(input, at, length)})
 end

@@ -4,10 +4,16 @@
 //!
 //! Finished terms wait on a stack. An array or object takes its items off
 //! the top and becomes one term, made from an array in a single call.
+//!
+//! A key that is to become an atom and is not one yet waits for its pair to
+//! be complete, as Jason converts it at the `,` or `}` after the value: an
+//! error in the value comes first, and no atom is made for a pair that
+//! never completes.
 
 use crate::decode::Stop;
 use crate::external;
 use crate::keys::KeyTable;
+use crate::options::Keys;
 use crate::terms::{self, SUB_BINARY_MIN};
 use crate::timeslice::Timeslice;
 use mcp_framer_core::json::{Builder, Text};
@@ -31,12 +37,32 @@ pub struct TermBuilder<'a, 'd> {
     pub document: Binary<'a>,
     /// Every string is a copy, so no decoded term keeps the document alive.
     pub copy_strings: bool,
+    pub keys: Keys,
     pub limits: Option<&'d Timeslice>,
     pub key_table: &'d mut KeyTable,
     pub stack: &'d mut Vec<ErlNifTerm>,
     /// Where an object's keys and values are gathered to make its map.
-    pub keys: &'d mut Vec<ErlNifTerm>,
-    pub values: &'d mut Vec<ErlNifTerm>,
+    pub map_keys: &'d mut Vec<ErlNifTerm>,
+    pub map_values: &'d mut Vec<ErlNifTerm>,
+    /// With atom keys: one entry per pair not yet complete, innermost
+    /// last, and the names of those still to be made.
+    pub pending: &'d mut Vec<PendingKey>,
+    pub names: &'d mut Vec<u8>,
+    /// Where the name of a key that cannot become an atom starts in
+    /// `names`, once one is refused.
+    pub refused: Option<usize>,
+}
+
+/// An atom key whose pair is not complete yet.
+#[derive(Clone, Copy)]
+pub enum PendingKey {
+    /// Its atom is on the stack.
+    Made,
+    /// To be made from its name, `names[from..]`; a placeholder holds its
+    /// place on the stack.
+    Create { from: usize },
+    /// It cannot become an atom, and its pair is refused once complete.
+    Refused { from: usize },
 }
 
 impl<'a> TermBuilder<'a, '_> {
@@ -74,6 +100,36 @@ impl<'a> TermBuilder<'a, '_> {
             }
             text => self.copy(text.as_str().as_bytes()),
         }
+    }
+
+    /// A key that is to be an atom: the atom if it exists already, else a
+    /// placeholder until its pair is complete.
+    fn atom_key(&mut self, name: &str) -> Result<(), Stop> {
+        let existing = match self.key_table.get(name.as_bytes()) {
+            Some(atom) => Some(atom),
+            None => {
+                let atom = external::atom(self.env, name, false);
+                if let Some(atom) = atom {
+                    self.key_table.put(name.as_bytes(), atom);
+                }
+                atom
+            }
+        };
+        let (term, pending) = match existing {
+            Some(atom) => (atom, PendingKey::Made),
+            None => {
+                let from = self.names.len();
+                self.names.extend_from_slice(name.as_bytes());
+                let fits = name.chars().count() <= external::ATOM_MAX_CHARS;
+                let pending = match self.keys {
+                    Keys::Atoms if fits => PendingKey::Create { from },
+                    _ => PendingKey::Refused { from },
+                };
+                (atoms::nil().as_c_arg(), pending)
+            }
+        };
+        self.pending.push(pending);
+        self.push(term, 1)
     }
 
     /// The last `count` terms, replaced by what `make` makes of them.
@@ -152,6 +208,9 @@ impl<'a> Builder<'a> for TermBuilder<'a, '_> {
     }
 
     fn key(&mut self, text: Text<'a, '_>) -> Result<(), Stop> {
+        if self.keys != Keys::Strings {
+            return self.atom_key(text.as_str());
+        }
         let key = text.as_str().as_bytes();
         if key.len() >= SUB_BINARY_MIN {
             return self.string(text);
@@ -167,20 +226,44 @@ impl<'a> Builder<'a> for TermBuilder<'a, '_> {
         self.push(term, 1)
     }
 
+    fn end_pair(&mut self) -> Result<(), Stop> {
+        if self.keys == Keys::Strings {
+            return Ok(());
+        }
+        match self.pending.pop().ok_or(Stop::Broken)? {
+            PendingKey::Made => Ok(()),
+            PendingKey::Create { from } => {
+                let name = self.names.get(from..).ok_or(Stop::Broken)?;
+                let name = std::str::from_utf8(name).map_err(|_| Stop::Broken)?;
+                let atom = external::atom(self.env, name, true).ok_or(Stop::Broken)?;
+                self.key_table.put(name.as_bytes(), atom);
+                // The key's placeholder is right below the pair's value.
+                let slot = self.stack.len().checked_sub(2).ok_or(Stop::Broken)?;
+                self.stack[slot] = atom;
+                self.names.truncate(from);
+                Ok(())
+            }
+            PendingKey::Refused { from } => {
+                self.refused = Some(from);
+                Err(Stop::KeyRefused)
+            }
+        }
+    }
+
     fn begin_object(&mut self) -> Result<(), Stop> {
         self.charge(1)
     }
 
     fn end_object(&mut self, count: usize) -> Result<(), Stop> {
         self.collapse(2 * count, |builder, from| {
-            builder.keys.clear();
-            builder.values.clear();
+            builder.map_keys.clear();
+            builder.map_values.clear();
             for pair in builder.stack[from..].chunks_exact(2) {
-                builder.keys.push(pair[0]);
-                builder.values.push(pair[1]);
+                builder.map_keys.push(pair[0]);
+                builder.map_values.push(pair[1]);
             }
             let env = builder.env;
-            if let Some(map) = terms::map_from_arrays(env, builder.keys, builder.values) {
+            if let Some(map) = terms::map_from_arrays(env, builder.map_keys, builder.map_values) {
                 return Ok(map);
             }
             // A key repeats. Put the pairs last to first, so that the
@@ -188,7 +271,8 @@ impl<'a> Builder<'a> for TermBuilder<'a, '_> {
             // SAFETY: every key and value is a term made in `env`.
             unsafe {
                 let mut map = enif_make_new_map(env.as_c_arg());
-                for (&key, &value) in builder.keys.iter().zip(builder.values.iter()).rev() {
+                let pairs = builder.map_keys.iter().zip(builder.map_values.iter());
+                for (&key, &value) in pairs.rev() {
                     let mut next = MaybeUninit::uninit();
                     if enif_make_map_put(env.as_c_arg(), map, key, value, next.as_mut_ptr()) == 0 {
                         return Err(Stop::NoMemory);

@@ -1,24 +1,33 @@
 //! JSON documents decoded into BEAM terms, each in one pass: the core's
-//! parser drives a [`TermBuilder`], within the time of the call.
+//! parser drives a [`TermBuilder`], within the time of the call and the
+//! caller's [`Options`].
 //!
 //! Each scheduler thread has one [`Decoder`], whose buffers every document
 //! decoded there reuses; a NIF call uses it through a [`Session`].
 
-use crate::builder::TermBuilder;
-use crate::decode_error::error_item;
+use crate::builder::{PendingKey, TermBuilder};
+use crate::decode_error::{error_item, Cause};
 use crate::keys::KeyTable;
+use crate::options::{Keys, Options};
 use crate::outcome;
+use crate::terms;
 use crate::timeslice::{self, OutOfTime, Timeslice};
-use mcp_framer_core::json::{self, ErrorKind, Limits, Parser};
+use mcp_framer_core::json::{self, ErrorKind, Limit, Parser};
 use rustler::sys::ErlNifTerm;
-use rustler::{Binary, Encoder, Env, Term};
+use rustler::{Atom, Binary, Encoder, Env, Term};
 use std::cell::RefCell;
+
+mod atoms {
+    rustler::atoms! { max_depth, max_values, duplicate_keys, keys, error }
+}
 
 /// Why a document's decoding stopped short of a result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stop {
     /// It needs more time than the call has left.
     Dirty,
+    /// A key cannot become an atom (see `TermBuilder::refused`).
+    KeyRefused,
     /// The BEAM could not allocate a binary or a bignum.
     NoMemory,
     /// The parser and the builder's stack disagree. Unreachable by design;
@@ -35,9 +44,20 @@ impl From<OutOfTime> for Stop {
 /// Terms kept between documents, per buffer; more is freed.
 const KEEP_TERMS: usize = 8192;
 
+/// What a document decodes to.
+pub enum Decoded<'a> {
+    /// What `Jason.decode/2` returns for it: `{:ok, term}`, or
+    /// `{:error, %McpFramer.DecodeError{}}`.
+    Result(Term<'a>),
+    /// A key of it cannot become an atom, where `Jason.decode/2` raises:
+    /// the error a framer gives for it instead, and the key, decoded.
+    KeyRefused { item: Term<'a>, key: Term<'a> },
+}
+
 /// What a framed message becomes.
 pub enum Item<'a> {
-    /// What `Jason.decode/1` returns for it.
+    /// What `Jason.decode/2` returns for it, or the error for a key that
+    /// cannot become an atom.
     Decoded(Term<'a>),
     /// Over the call's time, to be decoded on a dirty scheduler by the
     /// Elixir side (see `outcome`).
@@ -48,9 +68,13 @@ pub enum Item<'a> {
 pub struct Decoder {
     parser: Parser,
     stack: Vec<ErlNifTerm>,
-    keys: Vec<ErlNifTerm>,
-    values: Vec<ErlNifTerm>,
+    map_keys: Vec<ErlNifTerm>,
+    map_values: Vec<ErlNifTerm>,
+    pending: Vec<PendingKey>,
+    names: Vec<u8>,
     key_table: Box<KeyTable>,
+    /// What the keys in `key_table` were made as.
+    table_keys: Keys,
 }
 
 impl Default for Decoder {
@@ -58,9 +82,12 @@ impl Default for Decoder {
         Decoder {
             parser: Parser::default(),
             stack: Vec::new(),
-            keys: Vec::new(),
-            values: Vec::new(),
+            map_keys: Vec::new(),
+            map_values: Vec::new(),
+            pending: Vec::new(),
+            names: Vec::new(),
             key_table: Box::new(KeyTable::new()),
+            table_keys: Keys::Strings,
         }
     }
 }
@@ -91,23 +118,18 @@ impl<'d, 'a> Session<'d, 'a> {
     pub fn item(
         &mut self,
         message: Binary<'a>,
-        copy_strings: bool,
+        options: &Options,
         limits: Option<&Timeslice>,
     ) -> Result<Item<'a>, Stop> {
-        match self.decode(message, copy_strings, limits) {
-            Ok(item) => Ok(Item::Decoded(item)),
-            Err(Stop::Dirty) => Ok(Item::LeftDirty(outcome::left_dirty(
-                self.env,
-                message,
-                copy_strings,
-            ))),
+        match self.decode(message, options, limits) {
+            Ok(Decoded::Result(item) | Decoded::KeyRefused { item, .. }) => Ok(Item::Decoded(item)),
+            Err(Stop::Dirty) => Ok(Item::LeftDirty(outcome::left_dirty(self.env, message))),
             Err(stop) => Err(stop),
         }
     }
 
-    /// Decodes `document` into what `Jason.decode/1` returns for it:
-    /// `{:ok, term}`, or `{:error, %McpFramer.DecodeError{}}` whose `data`
-    /// is the document.
+    /// Decodes `document` as `Jason.decode/2` does with `options`; the
+    /// error's `data` is the document.
     ///
     /// Under `limits`, it stops with [`Stop::Dirty`] rather than go past
     /// their hard limit: at once for a document over
@@ -116,9 +138,9 @@ impl<'d, 'a> Session<'d, 'a> {
     pub fn decode(
         &mut self,
         document: Binary<'a>,
-        copy_strings: bool,
+        options: &Options,
         limits: Option<&Timeslice>,
-    ) -> Result<Term<'a>, Stop> {
+    ) -> Result<Decoded<'a>, Stop> {
         let env = self.env;
         let input = document.as_slice();
         match limits {
@@ -127,53 +149,105 @@ impl<'d, 'a> Session<'d, 'a> {
             None => {}
         }
         let decoder = &mut *self.decoder;
+        if decoder.table_keys != options.keys {
+            decoder.key_table.clear();
+            decoder.table_keys = options.keys;
+        }
         let mut builder = TermBuilder {
             env,
             document,
-            copy_strings,
+            copy_strings: options.copy_strings,
+            keys: options.keys,
             limits,
             key_table: &mut decoder.key_table,
             stack: &mut decoder.stack,
-            keys: &mut decoder.keys,
-            values: &mut decoder.values,
+            map_keys: &mut decoder.map_keys,
+            map_values: &mut decoder.map_values,
+            pending: &mut decoder.pending,
+            names: &mut decoder.names,
+            refused: None,
         };
         let parsed = match limits {
             Some(mut time) => decoder.parser.parse_rationed(
                 input,
                 &mut builder,
-                Limits::NONE,
+                options.limits,
                 timeslice::FUEL_STEP,
                 &mut time,
             ),
-            None => decoder.parser.parse(input, &mut builder),
+            None => decoder
+                .parser
+                .parse_limited(input, &mut builder, options.limits),
         };
-        for buffer in [&mut decoder.stack, &mut decoder.keys, &mut decoder.values] {
-            buffer.clear();
-            buffer.shrink_to(KEEP_TERMS);
-        }
-        match parsed {
+        let refused = builder.refused;
+        let error = |position, cause| {
+            if let (Some(time), true) = (limits, options.copy_strings) {
+                // The error then holds a copy of the document, which
+                // cannot stop once started.
+                time.afford_copy(document.len())?;
+            }
+            error_item(env, document, options.copy_strings, position, cause)
+        };
+        let decoded = match parsed {
             // SAFETY: the builder made the term in `env`, during this call.
-            Ok(term) => Ok((outcome::atoms::ok(), unsafe { Term::new(env, term) }).encode(env)),
+            Ok(term) => Ok(Decoded::Result(
+                (outcome::atoms::ok(), unsafe { Term::new(env, term) }).encode(env),
+            )),
             Err(json::Error {
                 kind: ErrorKind::Exhausted,
                 ..
             }) => Err(Stop::Dirty),
             Err(json::Error {
+                kind: ErrorKind::Builder(Stop::KeyRefused),
+                position,
+            }) => {
+                let name = refused.and_then(|from| decoder.names.get(from..));
+                let key = terms::copy(env, name.ok_or(Stop::Broken)?).ok_or(Stop::NoMemory)?;
+                let limit = (atoms::keys(), options.keys.atom().encode(env));
+                let item = error(position, limit_cause(limit))?;
+                // SAFETY: `copy` made the key in `env`.
+                let key = unsafe { Term::new(env, key) };
+                Ok(Decoded::KeyRefused { item, key })
+            }
+            Err(json::Error {
                 kind: ErrorKind::Builder(stop),
                 ..
             }) => Err(stop),
             Err(json::Error { position, kind }) => {
-                let token = match kind {
-                    ErrorKind::InvalidToken { length } => Some(length),
-                    _ => None,
+                let cause = match kind {
+                    ErrorKind::InvalidToken { length } => Cause::Token { length },
+                    ErrorKind::Limit(limit) => limit_cause(limit_named(env, limit, options)),
+                    _ => Cause::Syntax,
                 };
-                if let (Some(time), true) = (limits, copy_strings) {
-                    // The error then holds a copy of the document, which
-                    // cannot stop once started.
-                    time.afford_copy(document.len())?;
-                }
-                error_item(env, document, copy_strings, position, token)
+                error(position, cause).map(Decoded::Result)
             }
+        };
+        for buffer in [
+            &mut decoder.stack,
+            &mut decoder.map_keys,
+            &mut decoder.map_values,
+        ] {
+            buffer.clear();
+            buffer.shrink_to(KEEP_TERMS);
         }
+        decoder.pending.clear();
+        decoder.pending.shrink_to(KEEP_TERMS);
+        decoder.names.clear();
+        decoder.names.shrink_to(Parser::KEEP_BYTES);
+        decoded
+    }
+}
+
+fn limit_cause((limit, value): (Atom, Term<'_>)) -> Cause<'_> {
+    Cause::Limit { limit, value }
+}
+
+/// The option a document went past, and its value.
+fn limit_named<'a>(env: Env<'a>, limit: Limit, options: &Options) -> (Atom, Term<'a>) {
+    let limits = &options.limits;
+    match limit {
+        Limit::Depth => (atoms::max_depth(), (limits.max_depth as u64).encode(env)),
+        Limit::Values => (atoms::max_values(), (limits.max_values as u64).encode(env)),
+        Limit::DuplicateKey => (atoms::duplicate_keys(), atoms::error().encode(env)),
     }
 }

@@ -4,12 +4,12 @@
 use crate::decode::Stop;
 use crate::terms::{self, SUB_BINARY_MIN};
 use rustler::sys::ErlNifTerm;
-use rustler::{Binary, Encoder, Env, Term};
+use rustler::{Atom, Binary, Encoder, Env, Term};
 
 mod atoms {
     pub use crate::outcome::atoms::error;
     rustler::atoms! {
-        nil, position, token, data,
+        nil, position, token, data, limit, limit_value,
         true_ = "true",
         exception = "__exception__",
         struct_ = "__struct__",
@@ -17,16 +17,26 @@ mod atoms {
     }
 }
 
-/// `{:error, %McpFramer.DecodeError{}}` for `document`, whose token, if
-/// any, is the `token` bytes from `position`. With `copy_strings`, the
-/// document in it is a copy too, so that no part of a result keeps the
-/// document's binary alive.
+/// What an error is about, beyond its position.
+#[derive(Clone, Copy)]
+pub enum Cause<'a> {
+    /// The document is not JSON there.
+    Syntax,
+    /// The `length` bytes from the position are a token with no value.
+    Token { length: usize },
+    /// The document goes past the option named `limit`, set to `value`.
+    Limit { limit: Atom, value: Term<'a> },
+}
+
+/// `{:error, %McpFramer.DecodeError{}}` for `document`. With
+/// `copy_strings`, the document in it is a copy too, so that no part of a
+/// result keeps the document's binary alive.
 pub fn error_item<'a>(
     env: Env<'a>,
     document: Binary<'a>,
     copy_strings: bool,
     position: usize,
-    token: Option<usize>,
+    cause: Cause<'a>,
 ) -> Result<Term<'a>, Stop> {
     let data = if copy_strings {
         let copy = terms::copy(env, document.as_slice()).ok_or(Stop::NoMemory)?;
@@ -35,8 +45,14 @@ pub fn error_item<'a>(
     } else {
         document.to_term(env)
     };
+    let nil = atoms::nil().as_c_arg();
+    let (token, limit) = match cause {
+        Cause::Syntax => (None, (nil, nil)),
+        Cause::Token { length } => (Some(length), (nil, nil)),
+        Cause::Limit { limit, value } => (None, (limit.as_c_arg(), value.as_c_arg())),
+    };
     let token = match token {
-        None => atoms::nil().as_c_arg(),
+        None => nil,
         // A long token is part of the line the error holds anyway, as
         // Jason's is; a short one is a copy that keeps nothing alive.
         Some(length) if length >= SUB_BINARY_MIN => Binary::from_term(data)
@@ -53,21 +69,25 @@ pub fn error_item<'a>(
             terms::copy(env, token).ok_or(Stop::NoMemory)?
         }
     };
-    let error = decode_error(env, data.as_c_arg(), position, token)?;
+    let error = decode_error(env, data.as_c_arg(), position, token, limit)?;
     Ok((atoms::error(), error).encode(env))
 }
 
-/// `%McpFramer.DecodeError{position: ..., token: ..., data: document}`.
+/// `%McpFramer.DecodeError{position: ..., token: ..., data: document,
+/// limit: ..., limit_value: ...}`.
 fn decode_error(
     env: Env<'_>,
     data: ErlNifTerm,
     position: usize,
     token: ErlNifTerm,
+    (limit, limit_value): (ErlNifTerm, ErlNifTerm),
 ) -> Result<Term<'_>, Stop> {
     let keys = [
         atoms::exception(),
         atoms::struct_(),
         atoms::data(),
+        atoms::limit(),
+        atoms::limit_value(),
         atoms::position(),
         atoms::token(),
     ]
@@ -76,6 +96,8 @@ fn decode_error(
         atoms::true_().as_c_arg(),
         atoms::decode_error().as_c_arg(),
         data,
+        limit,
+        limit_value,
         (position as u64).encode(env).as_c_arg(),
         token,
     ];

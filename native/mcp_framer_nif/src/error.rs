@@ -10,18 +10,28 @@ struct ArgumentError {
     message: String,
 }
 
+/// Raised as `%McpFramer.InternalError{message: ...}`: a bug of ours, not a
+/// mistake of the caller's.
+#[derive(NifException)]
+#[module = "McpFramer.InternalError"]
+struct InternalError {
+    message: String,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FramerError {
     /// A `%McpFramer{}` whose `resource` or `generation` field was altered.
     NotAFramer,
     /// A later `feed/2` superseded this framer value.
     Stale,
-    /// A panic while the lock was held; the state cannot be trusted.
-    Poisoned,
     /// `max_message_bytes` was zero or does not fit this machine's `usize`.
     BadCap,
+    /// Decoding options not made by `McpFramer.JSON`.
+    BadOptions,
     /// The BEAM could not resize a message buffer.
     OutOfMemory,
+    /// A panic while the lock was held; the state cannot be trusted.
+    Poisoned,
     /// The held bytes disagree with the framer state. Unreachable by design;
     /// reported instead of panicking.
     HeldMismatch,
@@ -41,14 +51,23 @@ impl FramerError {
                 "stale McpFramer: a later feed/2 has superseded this value; \
                  use the framer returned by the most recent feed/2"
             }
-            FramerError::Poisoned => "McpFramer is unusable after an internal panic",
             FramerError::BadCap => {
                 "max_message_bytes must be a positive integer that fits in a machine word"
             }
+            FramerError::BadOptions => "expected decoding options made by McpFramer.JSON",
             FramerError::OutOfMemory => "McpFramer could not allocate a message buffer",
-            FramerError::HeldMismatch => "McpFramer internal error: held bytes out of step",
-            FramerError::DecoderMismatch => "McpFramer internal error: JSON decoder out of step",
+            FramerError::Poisoned => "the framer is unusable after a panic in the NIF",
+            FramerError::HeldMismatch => "the held bytes are out of step with the framer",
+            FramerError::DecoderMismatch => "the JSON parser and the term builder are out of step",
         }
+    }
+
+    /// Whether the failure is a bug in McpFramer rather than a bad argument.
+    pub fn is_internal(self) -> bool {
+        matches!(
+            self,
+            FramerError::Poisoned | FramerError::HeldMismatch | FramerError::DecoderMismatch
+        )
     }
 }
 
@@ -57,16 +76,19 @@ impl From<Stop> for FramerError {
         match stop {
             Stop::NoMemory => FramerError::OutOfMemory,
             // Time runs out only under limits, whose callers leave the
-            // message for a dirty scheduler instead.
-            Stop::Dirty | Stop::Broken => FramerError::DecoderMismatch,
+            // message for a dirty scheduler instead; a refused key is an
+            // item, never an exception.
+            Stop::Dirty | Stop::KeyRefused | Stop::Broken => FramerError::DecoderMismatch,
         }
     }
 }
 
 impl From<FramerError> for rustler::Error {
     fn from(error: FramerError) -> rustler::Error {
-        rustler::Error::RaiseTerm(Box::new(ArgumentError {
-            message: error.message().to_owned(),
-        }))
+        let message = error.message().to_owned();
+        if error.is_internal() {
+            return rustler::Error::RaiseTerm(Box::new(InternalError { message }));
+        }
+        rustler::Error::RaiseTerm(Box::new(ArgumentError { message }))
     }
 }

@@ -1,7 +1,11 @@
 //! Terms the NIF interface has no call for, made by decoding their
-//! external term format: bignums.
+//! external term format: bignums, and atoms of any UTF-8 on every OTP
+//! (before OTP 26, `enif` makes atoms of Latin-1 only).
 
-use rustler::sys::{enif_binary_to_term, ErlNifTerm};
+use rustler::sys::{
+    enif_binary_to_term, enif_make_atom_len, enif_make_existing_atom_len, ErlNifCharEncoding,
+    ErlNifTerm, ERL_NIF_BIN2TERM_SAFE,
+};
 use rustler::Env;
 use std::mem::MaybeUninit;
 
@@ -9,6 +13,47 @@ use std::mem::MaybeUninit;
 const VERSION: u8 = 131;
 const SMALL_BIG_EXT: u8 = 110;
 const LARGE_BIG_EXT: u8 = 111;
+const ATOM_UTF8_EXT: u8 = 118;
+
+/// The most characters an atom's name may have.
+pub const ATOM_MAX_CHARS: usize = 255;
+
+/// The atom named `name`: made if `create`, else only if it exists
+/// already. `None` if it does not, or if the name is too long for an atom.
+pub fn atom(env: Env<'_>, name: &str, create: bool) -> Option<ErlNifTerm> {
+    if name.len() > ATOM_MAX_CHARS && name.chars().count() > ATOM_MAX_CHARS {
+        return None;
+    }
+    if name.is_ascii() {
+        let bytes = name.as_ptr().cast();
+        // SAFETY: reads the `name.len()` bytes of `name`; an ASCII name is
+        // the same in Latin-1, and short enough, as checked above.
+        unsafe {
+            if create {
+                return Some(enif_make_atom_len(env.as_c_arg(), bytes, name.len()));
+            }
+            let mut atom = MaybeUninit::uninit();
+            let latin1 = ErlNifCharEncoding::ERL_NIF_LATIN1;
+            let found = enif_make_existing_atom_len(
+                env.as_c_arg(),
+                bytes,
+                name.len(),
+                atom.as_mut_ptr(),
+                latin1,
+            );
+            return (found != 0).then(|| atom.assume_init());
+        }
+    }
+    // At most 255 characters of at most four bytes each.
+    let length = u16::try_from(name.len()).ok()?;
+    let mut external = Vec::with_capacity(name.len() + 4);
+    external.extend([VERSION, ATOM_UTF8_EXT]);
+    external.extend(length.to_be_bytes());
+    external.extend(name.as_bytes());
+    // The safe decoding makes no atom that does not exist yet.
+    let flags = if create { 0 } else { ERL_NIF_BIN2TERM_SAFE };
+    from_external(env, &external, flags)
+}
 
 /// The integer whose decimal text is `digits` (an optional `-`, then
 /// digits). The conversion to base 2^64 is quadratic in the number of

@@ -10,14 +10,16 @@ mod error;
 mod external;
 mod held;
 mod keys;
+mod options;
 mod outcome;
 mod terms;
 mod timeslice;
 
-use decode::{Item, Session, Stop};
+use decode::{Decoded, Item, Session, Stop};
 use error::FramerError;
 use held::HeldBytes;
 use mcp_framer_core::{Framer, Message, Reply};
+use options::Options;
 use outcome::{atoms, Items, Outcome};
 use rustler::sys::{enif_make_list_from_array, ErlNifTerm};
 use rustler::{Binary, Encoder, Env, NifResult, Resource, ResourceArc, Term};
@@ -34,14 +36,8 @@ struct State {
     /// The messages of the current call, kept between calls so that building
     /// the list allocates nothing but the list. Cleared as each call starts.
     messages: Vec<ErlNifTerm>,
-    /// Set for a framer that decodes each message as JSON: whether every
-    /// decoded string is a copy.
-    decode: Option<Strings>,
-}
-
-#[derive(Clone, Copy)]
-struct Strings {
-    copy: bool,
+    /// Set for a framer that decodes each message as JSON: how.
+    decode: Option<Options>,
 }
 
 /// A framer's state, shared by every copy of its `%McpFramer{}`.
@@ -51,15 +47,10 @@ struct FramerResource(Mutex<State>);
 impl Resource for FramerResource {}
 
 /// A new framer's state. `McpFramer` keeps it in its struct with the
-/// generation, 0. With `decode`, each message is decoded as JSON;
-/// `copy_strings` makes every decoded string a copy.
+/// generation, 0. With `decode`, each message is decoded as JSON with
+/// those options.
 #[rustler::nif]
-fn new(
-    env: Env<'_>,
-    max_message_bytes: u64,
-    decode: bool,
-    copy_strings: bool,
-) -> NifResult<Term<'_>> {
+fn new(env: Env<'_>, max_message_bytes: u64, decode: Option<Options>) -> NifResult<Term<'_>> {
     let cap = usize::try_from(max_message_bytes)
         .ok()
         .and_then(NonZeroUsize::new)
@@ -69,7 +60,7 @@ fn new(
         held: HeldBytes::default(),
         generation: 0,
         messages: Vec::new(),
-        decode: decode.then_some(Strings { copy: copy_strings }),
+        decode,
     };
     Ok(ResourceArc::new(FramerResource(Mutex::new(state))).encode(env))
 }
@@ -153,9 +144,9 @@ fn feed_within<'a>(
         Some(mut state) => {
             let outcome = if time.needs_dirty() {
                 Outcome::NeedsDirty
-            } else if let Some(strings) = state.decode {
+            } else if let Some(options) = state.decode {
                 decode::with_session(env, |session| {
-                    frame(env, &mut state, chunk, time, Some((session, strings)))
+                    frame(env, &mut state, chunk, time, Some((session, options)))
                 })?
             } else {
                 frame(env, &mut state, chunk, time, None)?
@@ -176,7 +167,7 @@ fn frame<'a>(
     state: &mut State,
     chunk: Binary<'a>,
     time: &Timeslice,
-    mut decoder: Option<(&mut Session<'_, 'a>, Strings)>,
+    mut decoder: Option<(&mut Session<'_, 'a>, Options)>,
 ) -> Result<Outcome<'a>, FramerError> {
     let State {
         framer: core,
@@ -230,7 +221,7 @@ fn frame<'a>(
         };
         let item = match decoder.as_mut() {
             None => binary.to_term(env),
-            Some((session, strings)) => match session.item(binary, strings.copy, limits)? {
+            Some((session, options)) => match session.item(binary, options, limits)? {
                 Item::Decoded(item) => item,
                 Item::LeftDirty(item) => {
                     left_dirty = true;
@@ -285,31 +276,40 @@ fn frame<'a>(
 }
 
 /// Decodes a whole JSON document on a normal scheduler: `{:ok, term}` or
-/// `{:error, %McpFramer.DecodeError{}}`, or `:continue_dirty` (having
-/// built nothing that lasts) if it needs more time than a call may take.
+/// `{:error, %McpFramer.DecodeError{}}`, `{:key_refused, key, error}` for
+/// a key that cannot become an atom, or `:continue_dirty` (having built
+/// nothing that lasts) if it needs more time than a call may take.
 #[rustler::nif]
-fn decode<'a>(env: Env<'a>, document: Binary<'a>, copy_strings: bool) -> NifResult<Term<'a>> {
+fn decode<'a>(env: Env<'a>, document: Binary<'a>, options: Options) -> NifResult<Term<'a>> {
     let time = Timeslice::new(Scheduler::Normal, document.len());
     let decoded = decode::with_session(env, |session| {
-        session.decode(document, copy_strings, time.limits())
+        session.decode(document, &options, time.limits())
     });
     time.report(env);
     match decoded {
-        Ok(item) => Ok(item),
         Err(Stop::Dirty) => Ok(atoms::continue_dirty().encode(env)),
-        Err(stop) => Err(FramerError::from(stop).into()),
+        decoded => document_reply(env, decoded),
     }
 }
 
-/// Decodes a whole JSON document of any size.
+/// Decodes a whole JSON document of any size; replies as `decode/3`,
+/// never `:continue_dirty`.
 #[rustler::nif(schedule = "DirtyCpu")]
-fn decode_dirty<'a>(env: Env<'a>, document: Binary<'a>, copy_strings: bool) -> NifResult<Term<'a>> {
+fn decode_dirty<'a>(env: Env<'a>, document: Binary<'a>, options: Options) -> NifResult<Term<'a>> {
     let time = Timeslice::new(Scheduler::Dirty, document.len());
     let decoded = decode::with_session(env, |session| {
-        session.decode(document, copy_strings, time.limits())
+        session.decode(document, &options, time.limits())
     });
     time.report(env);
-    decoded.map_err(|stop| FramerError::from(stop).into())
+    document_reply(env, decoded)
+}
+
+fn document_reply<'a>(env: Env<'a>, decoded: Result<Decoded<'a>, Stop>) -> NifResult<Term<'a>> {
+    match decoded {
+        Ok(Decoded::Result(result)) => Ok(result),
+        Ok(Decoded::KeyRefused { item, key }) => Ok((atoms::key_refused(), key, item).encode(env)),
+        Err(stop) => Err(FramerError::from(stop).into()),
+    }
 }
 
 rustler::init!("Elixir.McpFramer.Native");

@@ -10,7 +10,7 @@
 //! | `Busy`       | `:busy`                                  | stays      | yields, then asks again    |
 //!
 //! `:error` says the chunk held a line over the cap. When some of the items
-//! are `{:decode_dirty, message, copy_strings}`, messages a normal
+//! are `{:decode_dirty, message}`, messages a normal
 //! scheduler had no time to decode, `Done` and `Paused` come wrapped as
 //! `{:decode_dirty, reply}`: the Elixir side decodes each on a dirty
 //! scheduler, then goes on with `reply`.
@@ -25,7 +25,7 @@ use rustler::{Binary, Encoder, Env, Term};
 /// The atoms of the protocol, and of the results inside it.
 pub mod atoms {
     rustler::atoms! {
-        ok, error, copying, busy, decode_dirty, continue_dirty,
+        ok, error, copying, busy, decode_dirty, continue_dirty, key_refused,
         continue_ = "continue",
     }
 }
@@ -89,7 +89,7 @@ fn tag(items: &Items<'_>) -> rustler::Atom {
 }
 
 /// The item of a message a normal scheduler had no time to decode:
-/// `{:decode_dirty, message, copy_strings}`.
-pub fn left_dirty<'a>(env: Env<'a>, message: Binary<'a>, copy_strings: bool) -> Term<'a> {
-    (atoms::decode_dirty(), message, copy_strings).encode(env)
+/// `{:decode_dirty, message}`, to be decoded with the framer's options.
+pub fn left_dirty<'a>(env: Env<'a>, message: Binary<'a>) -> Term<'a> {
+    (atoms::decode_dirty(), message).encode(env)
 }
