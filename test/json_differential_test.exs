@@ -19,6 +19,18 @@ defmodule McpFramer.JSONDifferentialTest do
   @kib 1024
   @mib 1024 * 1024
 
+  # The keys the generators below use, made atoms so that keys: :atoms!
+  # takes them; keys of random text stay unknown and are refused.
+  @known_keys ~w(a b x é k1 jsonrpc id method params result error code message data
+    content type text isError tools name description inputSchema properties required
+    arguments echo object string number boolean progress progressToken total image
+    mimeType)
+
+  setup_all do
+    _atoms = for key <- @known_keys ++ Enum.map(1..70, &"k#{&1}"), do: String.to_atom(key)
+    :ok
+  end
+
   describe "McpFramer.JSON.decode/2" do
     test "agrees with the oracle on 4000 random documents, valid and not" do
       run_cases(4000, 0, fn _case ->
@@ -34,6 +46,23 @@ defmodule McpFramer.JSONDifferentialTest do
 
         for size <- 0..byte_size(document) do
           check_decode(binary_part(document, 0, size), [])
+        end
+      end)
+    end
+
+    test "agrees with the oracle on 2000 random documents with random options" do
+      run_cases(2000, 7, fn _case ->
+        check_decode(placed(any_document()), random_options())
+      end)
+    end
+
+    test "agrees with the oracle on every prefix of 100 random documents, with random options" do
+      run_cases(100, 8, fn _case ->
+        document = IO.iodata_to_binary(small_document())
+        opts = random_options()
+
+        for size <- 0..byte_size(document) do
+          check_decode(binary_part(document, 0, size), opts)
         end
       end)
     end
@@ -79,6 +108,10 @@ defmodule McpFramer.JSONDifferentialTest do
 
     test "does the same with strings: :copy, and then no string keeps a chunk alive" do
       run_cases(25, 5, &check_framers(line_stream(&1), strings: :copy))
+    end
+
+    test "does the same with random decoding options, on 40 random streams" do
+      run_cases(40, 9, &check_framers(line_stream(&1), random_options()))
     end
 
     test "with strings: :copy, no string keeps its chunk alive; without, long ones may" do
@@ -135,17 +168,17 @@ defmodule McpFramer.JSONDifferentialTest do
   # McpFramer.JSON against the oracle
 
   defp check_decode(input, opts) do
-    result = JSON.decode(input, opts)
+    result = decoded(input, opts)
 
-    unless agrees?(input, result) do
+    unless agrees?(input, result, oracle(input, opts)) do
       small = shrunk(input, opts)
 
       flunk("""
       McpFramer.JSON.decode/2 (#{inspect(opts)}) disagrees with the oracle
       input: #{show(input)}
       shrunk to an input it still gets wrong: #{show(small)}
-        nif:    #{inspect(JSON.decode(small, opts))}
-        oracle: #{inspect(TestJSON.decode(small))}
+        nif:    #{inspect(decoded(small, opts))}
+        oracle: #{inspect(oracle(small, opts))}
       """)
     end
 
@@ -153,17 +186,53 @@ defmodule McpFramer.JSONDifferentialTest do
     check_memory(result, kept_alive(input), opts)
   end
 
-  # Whether a decoder's result is the oracle's for `input`.
-  defp agrees?(input, result), do: agrees?(input, result, TestJSON.decode(input))
+  # McpFramer.JSON.decode/2's result, or what it raised.
+  defp decoded(input, opts) do
+    JSON.decode(input, opts)
+  rescue
+    error in [ArgumentError, SystemLimitError] -> {:raised, error.__struct__}
+  end
 
+  # The oracle's result for McpFramer.JSON: where a framer's item is an
+  # error for a key that cannot become an atom, Jason raises what
+  # String.to_existing_atom/1 or (for a key too long) String.to_atom/1 does.
+  defp oracle(input, opts) do
+    case TestJSON.decode(input, decode_options(opts)) do
+      {:error, %{limit: :keys, limit_value: :atoms!}} -> {:raised, ArgumentError}
+      {:error, %{limit: :keys, limit_value: :atoms}} -> {:raised, SystemLimitError}
+      result -> result
+    end
+  end
+
+  # The options of the oracle's, of those a decoder is given.
+  defp decode_options(opts), do: Keyword.drop(opts, [:strings, :max_message_bytes])
+
+  # Whether a decoder's result is the oracle's for `input`: the same term,
+  # or an error at the same position with the same token and limit.
   defp agrees?(_input, {:ok, term}, {:ok, expected}), do: same?(term, expected)
 
   defp agrees?(input, {:error, %DecodeError{} = error}, {:error, expected}) do
-    error.position == expected.position and error.token == expected.token and
-      error.data == input
+    {error.position, error.token, error.limit, error.limit_value, error.data} ==
+      {expected.position, expected.token, expected[:limit], expected[:limit_value], input}
   end
 
+  defp agrees?(_input, {:raised, module}, {:raised, module}), do: true
   defp agrees?(_input, _result, _expected), do: false
+
+  # Random decoding options: limits often generous enough to pass, key
+  # options on keys most of which exist as atoms (see random_options/0's
+  # atoms), and copied strings now and then.
+  defp random_options do
+    [
+      max_depth: Enum.random([nil, 1, 2, 3, 5, 100]),
+      max_values: Enum.random([nil, 1, 3, 10, 50, 1000]),
+      duplicate_keys: Enum.random([nil, :first, :error]),
+      keys: Enum.random([nil, :strings, :atoms!, :atoms!, :atoms]),
+      strings: Enum.random([nil, :reference, :copy])
+    ]
+    |> Enum.reject(fn {_name, value} -> value == nil end)
+    |> Enum.shuffle()
+  end
 
   defp same_error(%DecodeError{} = raised, %DecodeError{} = returned) do
     assert {raised.position, raised.token, raised.data} ==
@@ -203,7 +272,9 @@ defmodule McpFramer.JSONDifferentialTest do
                  {tag, McpFramer.buffered_bytes(plain)},
                "the decoding framer's tag or buffered bytes differ"
 
-        messages = for message <- messages, do: {message, TestJSON.decode(message)}
+        messages =
+          for message <- messages, do: {message, TestJSON.decode(message, decode_options(opts))}
+
         check_items(items, messages, opts, byte_size(chunk), lines)
         {[messages | expected], plain, decoding}
       end)
@@ -224,7 +295,7 @@ defmodule McpFramer.JSONDifferentialTest do
 
     for {item, {message, expected}} <- Enum.zip(items, messages) do
       unless agrees?(message, item, expected) do
-        small = shrunk(message, Keyword.take(opts, [:strings]))
+        small = shrunk(message, Keyword.delete(opts, :max_message_bytes))
 
         flunk("""
         a decoding framer (#{inspect(opts)}) disagrees with the oracle
@@ -262,6 +333,7 @@ defmodule McpFramer.JSONDifferentialTest do
   end
 
   defp check_memory({:error, _error}, _bound, _opts), do: :ok
+  defp check_memory({:raised, _module}, _bound, _opts), do: :ok
 
   # Every binary in a term: keys and values.
   defp strings(term), do: strings(term, [])
@@ -270,21 +342,19 @@ defmodule McpFramer.JSONDifferentialTest do
   defp strings(term, acc) when is_list(term), do: Enum.reduce(term, acc, &strings/2)
 
   defp strings(term, acc) when is_map(term),
-    do: Enum.reduce(term, acc, fn {key, value}, acc -> strings(value, [key | acc]) end)
+    do: Enum.reduce(term, acc, fn {key, value}, acc -> strings(value, strings(key, acc)) end)
 
   defp strings(_term, acc), do: acc
 
   # `input` made smaller while McpFramer.JSON.decode/2 still disagrees
   # with the oracle in the same way: both :ok, both :error, or one of each.
   defp shrunk(input, opts) do
-    outcomes = fn input ->
-      {elem(JSON.decode(input, opts), 0), elem(TestJSON.decode(input), 0)}
-    end
-
+    outcomes = fn input -> {elem(decoded(input, opts), 0), elem(oracle(input, opts), 0)} end
     expected = outcomes.(input)
 
     shrink(input, fn candidate ->
-      not agrees?(candidate, JSON.decode(candidate, opts)) and outcomes.(candidate) == expected
+      not agrees?(candidate, decoded(candidate, opts), oracle(candidate, opts)) and
+        outcomes.(candidate) == expected
     end)
   end
 
