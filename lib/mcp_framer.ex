@@ -101,16 +101,24 @@ defmodule McpFramer do
   Pass `strings: :copy` to make every string a binary of its own, for terms
   kept for long.
 
-  Decoding keeps the scheduler guarantee below. Each call decodes within a
-  budget of its measured time and pauses when that is spent; a message that
-  would hold a normal scheduler too long, because it is large or slow to
-  decode, is decoded on a dirty CPU scheduler instead. A long one is sent
-  there as soon as its pace shows it cannot finish in time, so little of
-  it is decoded twice.
+  Decoding keeps the scheduler guarantee (see "Schedulers" below). Each
+  call decodes within a budget of its measured time and pauses when that
+  is spent; a message that would hold a normal scheduler too long, because
+  it is large or slow to decode, is decoded on a dirty CPU scheduler
+  instead. A long one is sent there as soon as its pace shows it cannot
+  finish in time, so little of it is decoded twice.
+
+  The decoding options of `McpFramer.JSON.decode/2` (`:strings`, `:keys`,
+  `:max_depth`, `:max_values`, `:duplicate_keys`) are options of `new/1`
+  and `stream/2` too, with `decode: :json`. A line that goes past a limit
+  is an error item, as is one whose key cannot become an atom with
+  `keys: :atoms` or `:atoms!`: a framer never raises on what a server
+  sends, and such a line costs only itself.
 
   ## Schedulers
 
-  No call holds a normal scheduler for long, whatever the chunk: large
+  No call holds a normal scheduler for 2 ms, whatever the chunk or the
+  JSON; `test/scheduler_test.exs` checks it, on fresh memory. Large
   chunks are framed on a dirty CPU scheduler, large messages are copied
   into place a slice per call (on a dirty scheduler when over a mebibyte
   of the message is in its last chunk), and long runs of messages are
@@ -152,10 +160,12 @@ defmodule McpFramer do
       a binary of its own, as Jason's option of that name does;
       `:reference` (default) lets strings of 64 bytes or more refer to the
       message.
+    * `:keys`, `:max_depth`, `:max_values`, `:duplicate_keys` - with
+      `decode: :json`, as `McpFramer.JSON.decode/2` takes them.
 
   Raises `ArgumentError` for anything else: a non-keyword list, an unknown
-  option, a cap that is not a positive integer, or `:strings` without
-  `decode: :json`.
+  option, a cap that is not a positive integer, a bad decoding option, or
+  a decoding option without `decode: :json`.
 
       iex> McpFramer.new(max_message_bytes: 1024)
       #McpFramer<buffered_bytes: 0, max_message_bytes: 1024>

@@ -1,8 +1,10 @@
 defmodule McpFramer.JSON do
   @moduledoc """
   Decodes a whole JSON document, such as an HTTP body or a file, exactly as
-  `Jason.decode/1` (1.4.5, default options) does, with the decoder that
-  `McpFramer.new(decode: :json)` runs on each message.
+  `Jason.decode/2` (1.4.5) does with the same options, with the decoder
+  that `McpFramer.new(decode: :json)` runs on each message. It also takes
+  limits for untrusted documents, which Jason does not have (see
+  `decode/2`).
 
       iex> McpFramer.JSON.decode(~s({"jsonrpc":"2.0","id":1,"result":{"ok":true}}))
       {:ok, %{"jsonrpc" => "2.0", "id" => 1, "result" => %{"ok" => true}}}
@@ -13,8 +15,9 @@ defmodule McpFramer.JSON do
 
   ## What a document becomes
 
-    * Objects become maps with binary keys. When a key repeats, its first
-      occurrence wins: `{"a":1,"a":2}` gives `%{"a" => 1}`.
+    * Objects become maps with binary keys (or atoms, with `:keys`). When
+      a key repeats, its first occurrence wins: `{"a":1,"a":2}` gives
+      `%{"a" => 1}` (or an error, with `duplicate_keys: :error`).
     * Arrays become lists; `true`, `false` and `null` become `true`,
       `false` and `nil`.
     * Strings become UTF-8 binaries with every escape decoded. Surrogate
@@ -31,8 +34,9 @@ defmodule McpFramer.JSON do
     * Leading zeros, `2.`, `+1`, `.5`, `NaN` and `Infinity` are errors.
     * Any value may stand at the top level, with whitespace (space, tab, CR
       and LF) around it; anything else after it is an error.
-    * Nesting depth is limited only by the document's size: the decoder
-      keeps its own stack, so no document can overflow the native one.
+    * Nesting depth is limited only by the document's size (or by
+      `:max_depth`): the decoder keeps its own stack, so no document can
+      overflow the native one.
 
   Errors are `McpFramer.DecodeError`s at the byte positions Jason reports.
 
@@ -47,11 +51,11 @@ defmodule McpFramer.JSON do
 
   ## Schedulers
 
-  No call holds a normal scheduler for a millisecond: a document that is
-  large, or that turns out slow to decode, is decoded on a dirty CPU
-  scheduler instead, as soon as its pace shows it would not finish in
-  time, and the time each normal-scheduler call took is reported to the
-  scheduler.
+  Decoding keeps `McpFramer`'s scheduler guarantee (see "Schedulers"
+  there): a document that is large, or that turns out slow to decode, is
+  decoded on a dirty CPU scheduler instead, as soon as its pace shows it
+  would not finish in time, and the time each normal-scheduler call took
+  is reported to the scheduler.
   """
 
   alias McpFramer.Native

@@ -1,7 +1,9 @@
 //! How long a NIF call may run, and what it does when it cannot finish.
 //!
-//! A normal scheduler must get its thread back within about a millisecond,
-//! and every call made on one has a [`Timeslice`]:
+//! No call may hold a normal scheduler for 2 ms: the guarantee that
+//! `McpFramer`'s docs ("Schedulers") and the README give, and that
+//! test/scheduler_test.exs checks. The limits here keep every call well
+//! inside it, and every call made on a normal scheduler has a [`Timeslice`]:
 //!
 //! * Work known to be too long goes to a dirty CPU scheduler before it
 //!   starts: a chunk over [`NORMAL_CHUNK_MAX`] before it is searched, a
@@ -35,7 +37,7 @@ use std::time::{Duration, Instant};
 pub const SOFT: Duration = Duration::from_micros(300);
 
 /// Past this, the message being decoded is given up, to be decoded again on
-/// a dirty scheduler: the call must still end well before 2 ms.
+/// a dirty scheduler: the call must still end well inside the guarantee.
 pub const HARD: Duration = Duration::from_micros(700);
 
 /// A chunk larger than this is framed on a dirty scheduler: searching it
