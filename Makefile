@@ -2,6 +2,9 @@
 # make demo   frames a real MCP stdio server: make demo SERVER="cmd args"
 # make fuzz   fuzzes the framer and the JSON parser, FUZZ_SECONDS in all
 #             (default 20, half each; make test runs it)
+# make soak   hostile traffic through the decoder in a real VM, checked
+#             against the oracle, for SOAK_SECONDS (default 60; make test
+#             runs 10)
 # make dialyzer  checks the specs of the compiled modules (make test runs it)
 # make bench    McpFramer against a pure-Elixir framer, jiffy and Elixir's JSON
 #               (BENCH_ONLY=...; BEAM=trixie or forky runs it in that root)
@@ -19,9 +22,10 @@ HOST := $(shell rustc -vV 2>/dev/null | sed -n 's/^host: //p')
 FUZZ_RUSTFLAGS := --cfg fuzzing -Cpasses=sancov-module -Cdebug-assertions -Coverflow-checks \
   $(addprefix -Cllvm-args=-sanitizer-coverage-,level=4 inline-8bit-counters pc-table trace-compares)
 
-.PHONY: test demo bench compare profile matrix fuzz tools rust-tests elixir-tests dialyzer
+.PHONY: test demo bench compare profile matrix fuzz soak tools rust-tests elixir-tests dialyzer
 
-test: tools rust-tests fuzz elixir-tests dialyzer
+test: tools rust-tests fuzz elixir-tests soak dialyzer
+test: SOAK_SECONDS = 10
 
 # make fuzz needs a C++ compiler: libfuzzer-sys builds libFuzzer's sources.
 TOOLS := elixir erlang-dev erlang-nox erlang-dialyzer g++
@@ -47,6 +51,10 @@ fuzz:
 	mkdir -p fuzz/corpus/feed fuzz/corpus/json fuzz/artifacts
 	fuzz/target/$(HOST)/release/feed -max_total_time=$(FUZZ_EACH) -max_len=4096 -artifact_prefix=fuzz/artifacts/feed- fuzz/corpus/feed
 	fuzz/target/$(HOST)/release/json -max_total_time=$(FUZZ_EACH) -max_len=4096 -artifact_prefix=fuzz/artifacts/json- fuzz/corpus/json
+
+SOAK_SECONDS ?= 60
+soak: tools
+	MIX_ENV=test mix run test/soak.exs $(SOAK_SECONDS)
 
 # The MCP reference server for the integration tests, pinned by its lock file.
 EVERYTHING := test/mcp_server/node_modules/.package-lock.json

@@ -1,0 +1,241 @@
+# make soak [SOAK_SECONDS=n]: what a hostile server sends, through the
+# decoder inside a real VM, for n seconds (make test runs a short one).
+#
+# Each batch is a stream of mutated MCP messages (bit flips, truncations,
+# splices, deep nesting, huge numbers and strings) with random decoding
+# options, fed in random cuts, Port reads among them, to a decoding framer
+# beside a plain one, and each message decoded by McpFramer.JSON too. Every
+# item and result must agree with the oracle (test/support/json.ex), and
+# the framers with each other. A batch runs in a process of its own, so
+# that its garbage goes with it; at the end the VM must be alive and hold
+# no more binary memory than it did at the start.
+#
+# SOAK_SEED=n replays a run: a failure prints the seed, its batch and the
+# message.
+
+defmodule McpFramer.Soak do
+  import McpFramer.Agreement
+  import McpFramer.JSONDocuments
+
+  alias McpFramer.{Chunks, Seed, TestJSON}
+
+  @kib 1024
+  @mib 1024 * 1024
+
+  # What the VM may hold on to between the start and the end: allocator
+  # caches and the like, not what a batch made.
+  @binary_slack 256 * @kib
+
+  def main([seconds]) do
+    seconds = String.to_integer(seconds)
+    seed = Seed.seed("SOAK_SEED")
+    make_known_atoms()
+    start = settled_binary_memory()
+    deadline = System.monotonic_time(:millisecond) + 1000 * seconds
+    totals = run(seed, 1, deadline, %{batches: 0, messages: 0, bytes: 0, failures: 0})
+    finish = settled_binary_memory()
+
+    IO.puts(
+      "soak: #{seconds} s, SOAK_SEED=#{seed}: #{totals.batches} batches, " <>
+        "#{totals.messages} messages (#{div(totals.bytes, @mib)} MiB), " <>
+        "#{totals.failures} failures; binary memory #{start} bytes at the start, " <>
+        "#{finish} at the end"
+    )
+
+    cond do
+      totals.failures > 0 -> System.halt(1)
+      finish > start + @binary_slack -> fail("binary memory grew by #{finish - start} bytes")
+      true -> :ok
+    end
+  end
+
+  defp run(seed, n, deadline, totals) do
+    if System.monotonic_time(:millisecond) >= deadline do
+      totals
+    else
+      {messages, bytes, failures} = in_process(fn -> batch(seed, n) end)
+
+      totals = %{
+        batches: totals.batches + 1,
+        messages: totals.messages + messages,
+        bytes: totals.bytes + bytes,
+        failures: totals.failures + failures
+      }
+
+      run(seed, n + 1, deadline, totals)
+    end
+  end
+
+  defp in_process(fun) do
+    {pid, monitor} = spawn_monitor(fn -> exit({:done, fun.()}) end)
+
+    receive do
+      {:DOWN, ^monitor, :process, ^pid, {:done, result}} -> result
+      {:DOWN, ^monitor, :process, ^pid, reason} -> fail("a batch died: #{inspect(reason)}")
+    end
+  end
+
+  # Batch n: a stream with one set of options, checked message by message.
+  defp batch(seed, n) do
+    where = Seed.case!("SOAK_SEED", seed, n, 1)
+    opts = random_options() ++ cap()
+    lines = for _ <- 1..:rand.uniform(30), do: hostile_line()
+    chunks = if :rand.uniform(4) == 1, do: Chunks.port(joined(lines)), else: cut(lines, scale())
+    plain = McpFramer.new(Keyword.take(opts, [:max_message_bytes]))
+    decoding = McpFramer.new([decode: :json] ++ opts)
+
+    {_plain, _decoding, counts} =
+      Enum.reduce(chunks, {plain, decoding, {0, 0, 0}}, fn chunk, {plain, decoding, counts} ->
+        {tag, messages, plain} = fed(McpFramer.feed(plain, chunk))
+        {decoding_tag, items, decoding} = fed(McpFramer.feed(decoding, chunk))
+
+        same_state =
+          {tag, McpFramer.buffered_bytes(plain)} ==
+            {decoding_tag, McpFramer.buffered_bytes(decoding)}
+
+        counts =
+          if same_state, do: counts, else: failed(counts, where, opts, "framers differ", chunk)
+
+        {plain, decoding, check(messages, items, opts, where, counts)}
+      end)
+
+    counts
+  end
+
+  defp fed({:ok, items, framer}), do: {:ok, items, framer}
+  defp fed({:error, :message_too_large, items, framer}), do: {:error, items, framer}
+
+  defp check(messages, items, opts, where, counts) when length(messages) != length(items),
+    do: failed(counts, where, opts, "#{length(items)} items for #{length(messages)} messages", "")
+
+  defp check(messages, items, opts, where, counts) do
+    json_opts = Keyword.delete(opts, :max_message_bytes)
+
+    Enum.zip(messages, items)
+    |> Enum.reduce(counts, fn {message, item}, {count, bytes, failures} = counts ->
+      framed? = agrees?(message, item, TestJSON.decode(message, decode_options(opts)))
+      direct? = agrees?(message, decoded(message, json_opts), oracle(message, json_opts))
+
+      case {framed?, direct?} do
+        {true, true} -> {count + 1, bytes + byte_size(message), failures}
+        {false, _} -> failed(counts, where, opts, "a framer's item differs", message)
+        {_, false} -> failed(counts, where, opts, "McpFramer.JSON differs", message)
+      end
+    end)
+  end
+
+  # The first few failures of a batch are shown; all are counted.
+  defp failed({count, bytes, failures}, where, opts, what, input) do
+    if failures < 3, do: IO.puts("#{where}: #{what} with #{inspect(opts)}: #{show(input)}")
+    {count, bytes, failures + 1}
+  end
+
+  defp show(input) when byte_size(input) > 300,
+    do: "#{inspect(binary_part(input, 0, 300))}... (#{byte_size(input)} bytes)"
+
+  defp show(input), do: inspect(input)
+
+  # A line a server might send: an MCP message or JSON of any kind, most
+  # often mutated.
+  defp hostile_line do
+    line =
+      case :rand.uniform(40) do
+        1 -> large_line(Enum.random([64 * @kib, 512 * @kib]))
+        _ -> line()
+      end
+
+    line
+    |> mutate(:rand.uniform(3) - 1)
+    |> :binary.replace("\n", " ", [:global])
+  end
+
+  defp mutate(line, 0), do: line
+  defp mutate(line, times), do: line |> mutation() |> mutate(times - 1)
+
+  defp mutation(line) do
+    case :rand.uniform(7) do
+      1 -> flip_bits(line, :rand.uniform(3))
+      2 -> binary_part(line, 0, :rand.uniform(byte_size(line) + 1) - 1)
+      3 -> splice(line, line())
+      4 -> nested(line)
+      5 -> inserted(line, huge_number())
+      6 -> inserted(line, huge_string())
+      7 -> line
+    end
+  end
+
+  defp flip_bits(line, 0), do: line
+  defp flip_bits(<<>>, _flips), do: <<>>
+
+  defp flip_bits(line, flips) do
+    at = :rand.uniform(byte_size(line)) - 1
+    <<before::binary-size(at), byte, rest::binary>> = line
+    bit = Bitwise.bsl(1, :rand.uniform(8) - 1)
+    flip_bits(<<before::binary, Bitwise.bxor(byte, bit), rest::binary>>, flips - 1)
+  end
+
+  # The start of one line and the end of another.
+  defp splice(line, other) do
+    cut = :rand.uniform(byte_size(line) + 1) - 1
+    from = :rand.uniform(byte_size(other) + 1) - 1
+    binary_part(line, 0, cut) <> binary_part(other, from, byte_size(other) - from)
+  end
+
+  # Inside brackets and objects, deep, sometimes not closed.
+  defp nested(line) do
+    depth = Enum.random([10, 1_000, 100_000])
+    {open, close} = Enum.random([{"[", "]"}, {~s({"a":), "}"}])
+    closing = if :rand.uniform(4) == 1, do: depth - 1, else: depth
+    :binary.copy(open, depth) <> line <> :binary.copy(close, closing)
+  end
+
+  defp inserted(line, piece) do
+    at = :rand.uniform(byte_size(line) + 1) - 1
+    binary_part(line, 0, at) <> piece <> binary_part(line, at, byte_size(line) - at)
+  end
+
+  # Integers at and past Jason's limit of 1,024 characters, and floats
+  # that overflow or that are long.
+  defp huge_number do
+    digits = fn count -> for _ <- 1..count, into: "1", do: <<?0 + :rand.uniform(10) - 1>> end
+
+    case :rand.uniform(4) do
+      1 -> "-" <> digits.(1000 + :rand.uniform(30))
+      2 -> digits.(1000 + :rand.uniform(30))
+      3 -> digits.(:rand.uniform(400)) <> "e" <> Integer.to_string(:rand.uniform(400))
+      4 -> "0." <> digits.(2000) <> "E-" <> Integer.to_string(:rand.uniform(400))
+    end
+  end
+
+  # A string of up to a mebibyte, plain or escaped.
+  defp huge_string do
+    size = Enum.random([1 * @kib, 64 * @kib, @mib])
+    IO.iodata_to_binary(string_literal(text(size)))
+  end
+
+  defp cap do
+    case :rand.uniform(5) do
+      1 -> [max_message_bytes: Enum.random([64, 4 * @kib, 256 * @kib])]
+      _ -> []
+    end
+  end
+
+  defp scale, do: Enum.random([16, 512, 8 * @kib, 64 * @kib, @mib])
+
+  defp joined(lines), do: IO.iodata_to_binary(for line <- lines, do: [line, "\n"])
+
+  # Binary memory once every process has collected its garbage.
+  defp settled_binary_memory do
+    for pid <- Process.list(), do: :erlang.garbage_collect(pid)
+    Process.sleep(100)
+    for pid <- Process.list(), do: :erlang.garbage_collect(pid)
+    :erlang.memory(:binary)
+  end
+
+  defp fail(message) do
+    IO.puts("soak: #{message}")
+    System.halt(1)
+  end
+end
+
+McpFramer.Soak.main(System.argv())
