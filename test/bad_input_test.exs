@@ -96,4 +96,14 @@ defmodule McpFramer.BadInputTest do
              "#{what}: the framer no longer works"
     end
   end
+
+  test "a broken invariant of the NIF's own is McpFramer.InternalError, told apart from a bad argument" do
+    # The NIF raises it for a poisoned lock or for held bytes or a decoder
+    # out of step (native/mcp_framer_nif/src/error.rs), none of which an
+    # argument can cause.
+    error = McpFramer.InternalError.exception(message: "the held bytes are out of step")
+    refute is_exception(error, ArgumentError)
+    assert Exception.message(error) =~ "the held bytes are out of step"
+    assert Exception.message(error) =~ "bug in mcp_framer; please report it"
+  end
 end
