@@ -9,7 +9,8 @@
 # make bench    McpFramer against a pure-Elixir framer, jiffy and Elixir's JSON
 #               (BENCH_ONLY=...; BEAM=trixie or forky runs it in that root)
 # make matrix   make test in Debian roots with OTP 27 and 29 (.ci/matrix)
-# make compare REV=<rev>  the framing rows, now against REV, in one VM
+# make compare REV=<rev>  the framing and decoding rows, now against REV,
+#               in one VM (BENCH_ONLY=... as for make bench)
 # make profile  where one side's time goes on one decoding row (perf):
 #               make profile ROW="text" SIDE=mcp_framer|jiffy|json
 SHELL := /bin/bash
@@ -102,7 +103,7 @@ bench: tools
 	MIX_ENV=prod mix run -r bench/run.exs -e 'Bench.main()'
 endif
 
-# The framing rows of make bench, now against REV, in one VM.
+# The framing and decoding rows of make bench, now against REV, in one VM.
 compare: tools
 	@test -n "$(REV)" || { echo "usage: make compare REV=<git revision>"; exit 1; }
 	MIX_ENV=prod REV="$(REV)" mix run bench/compare.exs

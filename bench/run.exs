@@ -2,7 +2,9 @@
 # like a Port's, interleaved, best of @rounds runs each; then a trace file
 # through a real stream-mode Port. Then the same for decoding: McpFramer
 # with decode: :json against the baseline followed by jiffy, and by
-# Elixir's JSON on Elixir 1.18+. Requiring
+# Elixir's JSON on Elixir 1.18+, and against the floor, the baseline
+# followed by :erlang.binary_to_term/1 of each message's terms encoded
+# before the run. Then large documents (bench/documents.exs). Requiring
 # this file defines the workloads; `Bench.main()` runs them (make bench:
 # mix run -r bench/run.exs -e "Bench.main()"), and bench/compare.exs
 # reuses them.
@@ -385,7 +387,7 @@ defmodule Bench.Decoding do
        fn {pool, noise} -> T.chunks(D.stream(32 * @mib, &D.mixed(pool, noise, &1)), pipe) end},
       {"progress notifications, ~150 B", [jiffy: 3.5, json: 4.0, jason: 3.5],
        fn {pool, _} -> T.chunks(D.stream(8 * @mib, &D.progress(pool, &1)), pipe) end},
-      {"tools/list results, schema-heavy", [jiffy: 3.0, json: 3.5, jason: 3.5],
+      {"tools/list results, schema-heavy", [jiffy: 3.0, json: 3.5, jason: 3.5, floor: 1.5],
        fn {pool, _} -> T.chunks(D.stream(16 * @mib, &D.tools_list(pool, &1)), pipe) end},
       {"text results with escapes, 1-30 KB", [jiffy: 4.5, json: 10.0, jason: 8.0],
        fn {pool, _} ->
@@ -445,6 +447,32 @@ defmodule Bench.Decoding do
     end
   end
 
+  # The floor: the pure framer, then each message's terms made by
+  # :erlang.binary_to_term/1 from a binary encoded before the run, which is
+  # what the BEAM itself takes to make the terms every decoder returns.
+  # The binaries are taken in order, one per message framed.
+  def floor_side(chunks) do
+    {messages, _} =
+      Enum.flat_map_reduce(chunks, PureFramer.new(), fn chunk, framer ->
+        {:ok, messages, framer} = PureFramer.feed(framer, chunk)
+        {messages, framer}
+      end)
+
+    encoded = for m <- messages, do: :erlang.term_to_binary(McpFramer.JSON.decode!(m))
+    {fn -> {PureFramer.new(), encoded} end, &floor_feed/2}
+  end
+
+  defp floor_feed({framer, encoded}, chunk) do
+    {:ok, messages, framer} = PureFramer.feed(framer, chunk)
+
+    {items, encoded} =
+      Enum.map_reduce(messages, encoded, fn _message, [term | encoded] ->
+        {{:ok, :erlang.binary_to_term(term)}, encoded}
+      end)
+
+    {items, {framer, encoded}}
+  end
+
   defp mcp_framer_feed(framer, chunk) do
     case McpFramer.feed(framer, chunk) do
       {:ok, items, framer} -> {items, framer}
@@ -499,10 +527,11 @@ defmodule Bench.Decoding do
 
   def measure({name, goals, _} = row, n, source) do
     chunks = chunks(row, n, source)
+    sides = sides() ++ [floor: floor_side(chunks)]
 
     best =
       Enum.reduce(1..@rounds, %{}, fn _, best ->
-        results = for {side, ingest} <- sides(), do: {side, run(ingest, chunks)}
+        results = for {side, ingest} <- sides, do: {side, run(ingest, chunks)}
         check!(name, for({side, {_, tally}} <- results, do: {side, tally}))
 
         Enum.reduce(results, best, fn {side, {micros, {ok, _}}}, best ->
@@ -583,6 +612,7 @@ defmodule Bench.Decoding do
         source = source()
         results = for {n, row} <- rows, do: measure(row, n, source)
         for {side, _} <- decoders(), do: print_decoder(results, side)
+        print_floor(results)
         print_jason(rows)
         if port?, do: print_port(port_trace(source))
     end
@@ -626,6 +656,29 @@ defmodule Bench.Decoding do
       "\n#{length(results) - below} of #{length(results)} rows against #{label} " <>
         "at or above their goal"
     )
+  end
+
+  defp print_floor(results) do
+    IO.puts(
+      "\nThe floor: the pure-Elixir framer, then each message's terms made by " <>
+        ":erlang.binary_to_term/1 from binaries encoded before the run; " <>
+        "ratio = McpFramer time / floor time, the goal at most that\n"
+    )
+
+    IO.puts("| traffic | McpFramer MB/s | floor MB/s | ratio | goal |")
+    IO.puts("|---|---:|---:|---:|---:|")
+
+    for r <- results do
+      ratio = r.nif / r.baselines.floor
+      goal = r.goals[:floor]
+      mark = if goal && ratio > goal, do: " (above goal)", else: ""
+
+      IO.puts(
+        "| #{r.name} | #{round(Bench.mb_per_s(r.bytes, r.nif))} | " <>
+          "#{round(Bench.mb_per_s(r.bytes, r.baselines.floor))} | " <>
+          "#{Bench.ratio(ratio)}#{mark} | #{if goal, do: "#{goal}x", else: ""} |"
+      )
+    end
   end
 
   defp print_jason(rows) do
