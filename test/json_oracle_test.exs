@@ -287,6 +287,86 @@ defmodule McpFramer.JSONOracleTest do
     end
   end
 
+  # The caller's limits, and Jason's key options
+
+  defp limited(input, opts), do: TestJSON.decode(input, opts)
+
+  defp limit_at(position, limit, value),
+    do: {:error, %{position: position, token: nil, limit: limit, limit_value: value}}
+
+  test "max_depth_counts_a_top_level_container_as_depth_one" do
+    assert limited("[1,2]", max_depth: 1) == {:ok, [1, 2]}
+    assert limited(~s({"a":{}}), max_depth: 2) == {:ok, %{"a" => %{}}}
+    assert limited("7", max_depth: 1) == {:ok, 7}
+  end
+
+  test "max_depth_is_passed_at_the_bracket_that_would_open_one_level_more" do
+    assert limited("[[1]]", max_depth: 1) == limit_at(1, :max_depth, 1)
+    assert limited("[[]]", max_depth: 1) == limit_at(1, :max_depth, 1)
+    assert limited(~s({"a":[1,{"b":2}]}), max_depth: 2) == limit_at(8, :max_depth, 2)
+    assert limited(:binary.copy("[", 100_000), max_depth: 64) == limit_at(64, :max_depth, 64)
+  end
+
+  test "max_values_counts_each_scalar_array_and_object_but_not_keys" do
+    assert limited("[1,2]", max_values: 3) == {:ok, [1, 2]}
+    assert limited(~s({"a":[]}), max_values: 2) == {:ok, %{"a" => []}}
+    assert limited("[1,2,3]", max_values: 3) == limit_at(5, :max_values, 3)
+    assert limited(~s({"a":{"b":1}}), max_values: 2) == limit_at(10, :max_values, 2)
+  end
+
+  test "a_repeated_key_is_an_error_at_its_quote_with_unique_keys" do
+    opts = [duplicate_keys: :error]
+    assert limited(~s({"a":1,"a":2}), opts) == limit_at(7, :duplicate_keys, :error)
+    assert limited(~s({"a":1,"b":2}), opts) == {:ok, %{"a" => 1, "b" => 2}}
+  end
+
+  test "keys_are_compared_decoded" do
+    opts = [duplicate_keys: :error]
+    assert limited(~S({"a":1,"\u0061":2}), opts) == limit_at(7, :duplicate_keys, :error)
+    assert limited(~S({"\n":1,"\u000a":2}), opts) == limit_at(8, :duplicate_keys, :error)
+  end
+
+  test "each_object_is_checked_for_repeated_keys_on_its_own" do
+    opts = [duplicate_keys: :error]
+    assert {:ok, _} = limited(~s({"a":{"a":1},"b":[{"a":2},{"a":3}]}), opts)
+    assert limited(~s({"a":{"x":1,"y":2,"x":3}}), opts) == limit_at(18, :duplicate_keys, :error)
+    assert limited(~s({"a":{"b":1},"b":2,"a":3}), opts) == limit_at(19, :duplicate_keys, :error)
+  end
+
+  test "the_first_thing_wrong_wins_reading_left_to_right" do
+    assert limited("[1,x,[[2]]]", max_depth: 1) == {:error, %{position: 3, token: nil}}
+    assert limited("[1,x,3,4]", max_values: 3) == {:error, %{position: 3, token: nil}}
+    assert limited("[[1],x", max_depth: 1) == limit_at(1, :max_depth, 1)
+
+    assert limited(~s({"a":1,"a" 2}), duplicate_keys: :error) ==
+             limit_at(7, :duplicate_keys, :error)
+
+    assert limited("[1,2,x]", max_values: 3) == {:error, %{position: 5, token: nil}}
+    assert limited("[1,2,tru]", max_values: 3) == limit_at(5, :max_values, 3)
+  end
+
+  # What Jason 1.4.5 does with keys: its key function is applied as a pair
+  # completes (Jason.Decoder.object/6, at the `,` or `}` after the value).
+  test "keys_become_atoms_as_their_pair_completes" do
+    assert limited(~s({"ok":{"error":[1]}}), keys: :atoms!) == {:ok, %{ok: %{error: [1]}}}
+    assert limited(~s({"a":1,"\u0061":2}), keys: :atoms) == {:ok, %{a: 1}}
+    unknown = "oracle_test_#{System.unique_integer([:positive])}"
+    assert limited(~s({"ok":1,"#{unknown}":2}), keys: :atoms!) == limit_at(8, :keys, :atoms!)
+    # An error in the value, or right after it, comes first.
+    at = byte_size(unknown)
+
+    assert limited(~s({"#{unknown}":[1,}), keys: :atoms!) ==
+             {:error, %{position: at + 7, token: nil}}
+
+    assert limited(~s({"#{unknown}":1 2}), keys: :atoms!) ==
+             {:error, %{position: at + 6, token: nil}}
+
+    # The pair is complete at its comma, before the next key is read.
+    assert limited(~s({"#{unknown}":1,"x), keys: :atoms!) == limit_at(1, :keys, :atoms!)
+    long = String.duplicate("x", 256)
+    assert limited(~s({"#{long}":1}), keys: :atoms) == limit_at(1, :keys, :atoms)
+  end
+
   defp depth([], depth), do: depth + 1
   defp depth([inner], depth), do: depth(inner, depth + 1)
 end
