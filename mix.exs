@@ -13,6 +13,8 @@ defmodule McpFramer.MixProject do
       elixir: "~> 1.14",
       compilers: [:mcp_framer_native | Mix.compilers()],
       elixirc_paths: elixirc_paths(Mix.env()),
+      # make soak's script, run by mix run, not by mix test.
+      test_ignore_filters: ["test/soak.exs"],
       start_permanent: Mix.env() == :prod,
       deps: [],
       description: description(),
