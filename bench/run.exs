@@ -451,15 +451,39 @@ defmodule Bench.Decoding do
   # :erlang.binary_to_term/1 from a binary encoded before the run, which is
   # what the BEAM itself takes to make the terms every decoder returns.
   # The binaries are taken in order, one per message framed.
-  def floor_side(chunks) do
+  def floor_side(messages) do
+    encoded = for m <- messages, do: :erlang.term_to_binary(McpFramer.JSON.decode!(m))
+    {fn -> {PureFramer.new(), encoded} end, &floor_feed/2}
+  end
+
+  # The messages of a row, framed.
+  defp messages(chunks) do
     {messages, _} =
       Enum.flat_map_reduce(chunks, PureFramer.new(), fn chunk, framer ->
         {:ok, messages, framer} = PureFramer.feed(framer, chunk)
         {messages, framer}
       end)
 
-    encoded = for m <- messages, do: :erlang.term_to_binary(McpFramer.JSON.decode!(m))
-    {fn -> {PureFramer.new(), encoded} end, &floor_feed/2}
+    messages
+  end
+
+  # The same messages, each decoded by a call of McpFramer.JSON.decode/1,
+  # as a caller with whole documents decodes them.
+  defp run_documents(messages) do
+    Task.async(fn ->
+      decode_all(messages)
+      :timer.tc(fn -> decode_all(messages) end)
+    end)
+    |> Task.await(:infinity)
+  end
+
+  defp decode_all(messages) do
+    Enum.reduce(messages, {0, 0}, fn message, {ok, failed} ->
+      case McpFramer.JSON.decode(message) do
+        {:ok, _} -> {ok + 1, failed}
+        {:error, _} -> {ok, failed + 1}
+      end
+    end)
   end
 
   defp floor_feed({framer, encoded}, chunk) do
@@ -527,11 +551,13 @@ defmodule Bench.Decoding do
 
   def measure({name, goals, _} = row, n, source) do
     chunks = chunks(row, n, source)
-    sides = sides() ++ [floor: floor_side(chunks)]
+    messages = messages(chunks)
+    sides = sides() ++ [floor: floor_side(messages)]
 
     best =
       Enum.reduce(1..@rounds, %{}, fn _, best ->
         results = for {side, ingest} <- sides, do: {side, run(ingest, chunks)}
+        results = results ++ [documents: run_documents(messages)]
         check!(name, for({side, {_, tally}} <- results, do: {side, tally}))
 
         Enum.reduce(results, best, fn {side, {micros, {ok, _}}}, best ->
@@ -613,6 +639,7 @@ defmodule Bench.Decoding do
         results = for {n, row} <- rows, do: measure(row, n, source)
         for {side, _} <- decoders(), do: print_decoder(results, side)
         print_floor(results)
+        print_documents(results)
         print_jason(rows)
         if port?, do: print_port(port_trace(source))
     end
@@ -677,6 +704,24 @@ defmodule Bench.Decoding do
         "| #{r.name} | #{round(Bench.mb_per_s(r.bytes, r.nif))} | " <>
           "#{round(Bench.mb_per_s(r.bytes, r.baselines.floor))} | " <>
           "#{Bench.ratio(ratio)}#{mark} | #{if goal, do: "#{goal}x", else: ""} |"
+      )
+    end
+  end
+
+  defp print_documents(results) do
+    IO.puts(
+      "\nThe same messages, each decoded by its own call of McpFramer.JSON.decode/1; " <>
+        "ratio = its rate / a decoding framer's rate\n"
+    )
+
+    IO.puts("| traffic | McpFramer.JSON.decode/1 MB/s | decoding framer MB/s | ratio |")
+    IO.puts("|---|---:|---:|---:|")
+
+    for r <- results do
+      IO.puts(
+        "| #{r.name} | #{round(Bench.mb_per_s(r.bytes, r.baselines.documents))} | " <>
+          "#{round(Bench.mb_per_s(r.bytes, r.nif))} | " <>
+          "#{Bench.ratio(r.nif / r.baselines.documents)} |"
       )
     end
   end
