@@ -32,11 +32,15 @@ mod atoms {
     }
 }
 
-pub struct TermBuilder<'a, 'd> {
+/// Makes the terms of one document; with `ATOM_KEYS`, its keys become
+/// atoms, else binaries, a choice made once per document so that a
+/// framer of binary keys pays nothing for atoms.
+pub struct TermBuilder<'a, 'd, const ATOM_KEYS: bool> {
     pub env: Env<'a>,
     pub document: Binary<'a>,
     /// Every string is a copy, so no decoded term keeps the document alive.
     pub copy_strings: bool,
+    /// With `ATOM_KEYS`, which atoms.
     pub keys: Keys,
     pub limits: Option<&'d Timeslice>,
     pub key_table: &'d mut KeyTable,
@@ -65,7 +69,7 @@ pub enum PendingKey {
     Refused { from: usize },
 }
 
-impl<'a> TermBuilder<'a, '_> {
+impl<'a, const ATOM_KEYS: bool> TermBuilder<'a, '_, ATOM_KEYS> {
     #[inline]
     fn push(&mut self, term: ErlNifTerm, units: u32) -> Result<(), Stop> {
         self.stack.push(term);
@@ -149,7 +153,7 @@ impl<'a> TermBuilder<'a, '_> {
     }
 }
 
-impl<'a> Builder<'a> for TermBuilder<'a, '_> {
+impl<'a, const ATOM_KEYS: bool> Builder<'a> for TermBuilder<'a, '_, ATOM_KEYS> {
     type Value = ErlNifTerm;
     type Error = Stop;
 
@@ -208,7 +212,7 @@ impl<'a> Builder<'a> for TermBuilder<'a, '_> {
     }
 
     fn key(&mut self, text: Text<'a, '_>) -> Result<(), Stop> {
-        if self.keys != Keys::Strings {
+        if ATOM_KEYS {
             return self.atom_key(text.as_str());
         }
         let key = text.as_str().as_bytes();
@@ -227,7 +231,7 @@ impl<'a> Builder<'a> for TermBuilder<'a, '_> {
     }
 
     fn end_pair(&mut self) -> Result<(), Stop> {
-        if self.keys == Keys::Strings {
+        if !ATOM_KEYS {
             return Ok(());
         }
         match self.pending.pop().ok_or(Stop::Broken)? {

@@ -153,33 +153,12 @@ impl<'d, 'a> Session<'d, 'a> {
             decoder.key_table.clear();
             decoder.table_keys = options.keys;
         }
-        let mut builder = TermBuilder {
-            env,
-            document,
-            copy_strings: options.copy_strings,
-            keys: options.keys,
-            limits,
-            key_table: &mut decoder.key_table,
-            stack: &mut decoder.stack,
-            map_keys: &mut decoder.map_keys,
-            map_values: &mut decoder.map_values,
-            pending: &mut decoder.pending,
-            names: &mut decoder.names,
-            refused: None,
+        let (parsed, refused) = match options.keys {
+            Keys::Strings => parse::<false>(decoder, env, document, options, limits),
+            Keys::Atoms | Keys::ExistingAtoms => {
+                parse::<true>(decoder, env, document, options, limits)
+            }
         };
-        let parsed = match limits {
-            Some(mut time) => decoder.parser.parse_rationed(
-                input,
-                &mut builder,
-                options.limits,
-                timeslice::FUEL_STEP,
-                &mut time,
-            ),
-            None => decoder
-                .parser
-                .parse_limited(input, &mut builder, options.limits),
-        };
-        let refused = builder.refused;
         let error = |position, cause| {
             if let (Some(time), true) = (limits, options.copy_strings) {
                 // The error then holds a copy of the document, which
@@ -236,6 +215,45 @@ impl<'d, 'a> Session<'d, 'a> {
         decoder.names.shrink_to(Parser::KEEP_BYTES);
         decoded
     }
+}
+
+/// `document` parsed into terms, with keys made atoms if `ATOM_KEYS`; and
+/// where the name of a key that could not become one is, if one was refused.
+fn parse<'a, const ATOM_KEYS: bool>(
+    decoder: &mut Decoder,
+    env: Env<'a>,
+    document: Binary<'a>,
+    options: &Options,
+    limits: Option<&Timeslice>,
+) -> (Result<ErlNifTerm, json::Error<Stop>>, Option<usize>) {
+    let mut builder = TermBuilder::<ATOM_KEYS> {
+        env,
+        document,
+        copy_strings: options.copy_strings,
+        keys: options.keys,
+        limits,
+        key_table: &mut decoder.key_table,
+        stack: &mut decoder.stack,
+        map_keys: &mut decoder.map_keys,
+        map_values: &mut decoder.map_values,
+        pending: &mut decoder.pending,
+        names: &mut decoder.names,
+        refused: None,
+    };
+    let input = document.as_slice();
+    let parsed = match limits {
+        Some(mut time) => decoder.parser.parse_rationed(
+            input,
+            &mut builder,
+            options.limits,
+            timeslice::FUEL_STEP,
+            &mut time,
+        ),
+        None => decoder
+            .parser
+            .parse_limited(input, &mut builder, options.limits),
+    };
+    (parsed, builder.refused)
 }
 
 fn limit_cause((limit, value): (Atom, Term<'_>)) -> Cause<'_> {
