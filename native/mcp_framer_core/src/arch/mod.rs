@@ -144,18 +144,19 @@ impl Isa {
 
     /// Every instruction set this CPU has, from the portable twin up.
     pub fn all() -> Vec<Isa> {
-        let mut all = vec![Isa(Kind::Portable)];
         #[cfg(target_arch = "x86_64")]
         {
-            all.push(Isa(Kind::Sse2));
+            let mut all = vec![Isa(Kind::Portable), Isa(Kind::Sse2)];
             if x86_64::avx2::detected() {
                 all.push(Isa(Kind::Avx2));
             }
             if x86_64::avx512::detected() {
                 all.push(Isa(Kind::Avx512));
             }
+            all
         }
-        all
+        #[cfg(not(target_arch = "x86_64"))]
+        vec![Isa(Kind::Portable)]
     }
 
     pub fn name(self) -> &'static str {
