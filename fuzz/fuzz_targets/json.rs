@@ -91,21 +91,28 @@ fuzz_target!(|input: &[u8]| {
     }
 });
 
-/// For the copying of runs: `\\` and any byte but `!` decode to one to
-/// four copies of it; anything else stops the copying.
+/// For the copying of runs: `\` and any byte but `!` decode to one to
+/// four copies of it, `\u` taking four bytes more and `\p` ten, whatever
+/// they are; anything else stops the copying.
 #[derive(Clone, Copy)]
 struct Letters;
 
 impl Special for Letters {
     fn at(&mut self, input: &[u8], at: usize) -> Option<Decoded> {
-        match *input.get(at..at + 2)? {
-            [b'\\', letter] if letter != b'!' => Some(Decoded {
-                next: at + 2,
-                bytes: [letter; 4],
-                length: 1 + usize::from(letter % 4),
-            }),
-            _ => None,
-        }
+        let [b'\\', letter] = *input.get(at..at + 2)? else {
+            return None;
+        };
+        let next = at
+            + match letter {
+                b'u' => 6,
+                b'p' => 12,
+                _ => 2,
+            };
+        (letter != b'!' && next <= input.len()).then_some(Decoded {
+            next,
+            bytes: [letter; 4],
+            length: 1 + usize::from(letter % 4),
+        })
     }
 }
 

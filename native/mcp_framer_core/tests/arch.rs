@@ -34,6 +34,7 @@ fn inputs() -> Vec<Vec<u8>> {
                         .get((random.next() % 6) as usize)
                         .unwrap_or(&b'"'),
                     1 => [0xC3, 0xA9, 0xFF, 0x80][(random.next() % 4) as usize],
+                    2 => [b'u', b'p'][(random.next() % 2) as usize],
                     _ => b'a' + (random.next() % 26) as u8,
                 })
                 .collect();
@@ -71,8 +72,9 @@ fn every_instruction_set_finds_the_first_special_byte_from_every_offset() {
 }
 
 /// A `Special` for the tests: `\` and a letter decode to one to four
-/// copies of the letter; `\!`, `"`, a control byte and the end stop the
-/// loop, and so does the escape after `left` of them.
+/// copies of the letter; `\u` takes four more bytes and `\p` ten, whatever
+/// they are, special ones too. `\!`, `"`, a control byte and the end stop
+/// the loop, and so does the escape after `left` of them.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Letters {
     left: usize,
@@ -83,12 +85,18 @@ impl Special for Letters {
         let &[b'\\', letter] = input.get(at..at + 2)? else {
             return None;
         };
-        if letter == b'!' || self.left == 0 {
+        let next = at
+            + match letter {
+                b'u' => 6,
+                b'p' => 12,
+                _ => 2,
+            };
+        if letter == b'!' || self.left == 0 || next > input.len() {
             return None;
         }
         self.left -= 1;
         Some(Decoded {
-            next: at + 2,
+            next,
             bytes: [letter; 4],
             length: 1 + usize::from(letter % 4),
         })

@@ -130,8 +130,15 @@ pub(super) unsafe fn find_special<const N: usize, B: Block<N>>(input: &[u8], fro
 
 /// [`super::copy_runs`] in blocks of N bytes: each block is copied onto
 /// `out` whole, and the length is then set to the run's, one fixed-size
-/// move per block instead of a call to copy any length. After an escape
-/// the next block is read from just past it.
+/// move per block instead of a call to copy any length.
+///
+/// After an escape the block that finds the next special byte is read
+/// from two bytes past its `\`, before the escape is decoded, and the
+/// run's copy from where the escape ends: the path from one special byte
+/// to the next is a load, a compare and a bit count, whatever the escape
+/// was. Where an escape longer than two bytes holds a special byte past
+/// its first two (a surrogate pair's second `\`), the loop reads again
+/// from the escape's end.
 ///
 /// # Safety
 /// The CPU has `B`'s instruction set.
@@ -166,20 +173,57 @@ pub(super) unsafe fn copy_runs<const N: usize, B: Block<N>, S: Special>(
         }
         let length = masks.special.trailing_zeros();
         high |= masks.high & below(length);
-        let room = put.keep(length as usize);
+        let mut room = put.keep(length as usize);
         // At most `input.len()`: a padded block's zeros are special.
-        let stop = at + length as usize;
-        let Some(decoded) = state.at(input, stop) else {
-            out.finish();
-            *special = state;
-            return Copied {
-                at: stop,
-                ascii: high == 0,
+        let mut stop = at + length as usize;
+        // Escape after escape: the block from just past the `\` and its
+        // letter is classified before the escape is decoded, as the bytes
+        // a longer escape takes (a `\u` escape's hex digits) are not
+        // special. So which kind the escape is stays off the path to the
+        // next special byte.
+        loop {
+            // SAFETY: the caller's contract.
+            let ahead = unsafe { masks_at::<N, B>(input, stop + 2) };
+            let Some(decoded) = state.at(input, stop) else {
+                out.finish();
+                *special = state;
+                return Copied {
+                    at: stop,
+                    ascii: high == 0,
+                };
             };
-        };
-        room.push(decoded);
-        debug_assert!(decoded.next > stop && decoded.next <= input.len());
-        at = decoded.next;
+            room.push(decoded);
+            let next = decoded.next;
+            debug_assert!(next > stop && next <= input.len());
+            // Where the run after the escape ends: the special byte found,
+            // or the end of the block, when it goes on past it.
+            let to = stop + 2 + (ahead.special.trailing_zeros() as usize).min(N);
+            // A surrogate pair took in the special byte found: on from past
+            // it as above.
+            if next > to {
+                at = next;
+                break;
+            }
+            let put = match block_at::<N>(input, next) {
+                Some(block) => out.put(block),
+                None => {
+                    // SAFETY: the caller's contract.
+                    let block = unsafe { B::padded(input.get(next..).unwrap_or_default()) };
+                    out.put(&block)
+                }
+            };
+            // The run's bits of the block: past the escape, up to `to`.
+            let run = ahead.high & !below((next - stop - 2).min(63) as u32);
+            if ahead.special == 0 {
+                high |= run;
+                put.keep(to - next);
+                at = to;
+                break;
+            }
+            high |= run & below((to - stop - 2) as u32);
+            room = put.keep(to - next);
+            stop = to;
+        }
     }
 }
 

@@ -186,53 +186,80 @@ impl arch::Special for Escapes {
     }
 }
 
-/// The escape whose `\` is at `at`, and `letter` after it, decoded, if it is well formed; `None`
-/// leaves it, and its error, to [`Cursor::escape`].
+/// The escape whose `\\` is at `at`, and `letter` after it, decoded, if
+/// it is well formed; `None` leaves it, and its error, to
+/// [`Cursor::escape`].
+///
+/// A one-letter escape and a `\\u` escape outside the surrogates are both
+/// decoded, and one of them chosen without a branch: in text which kind
+/// comes next is anyone's guess, and a branch on it would be mispredicted
+/// as often. Surrogate pairs, rarer, take a branch.
 #[inline(always)]
 fn decode_escape(input: &[u8], at: usize, letter: u8) -> Option<Decoded> {
-    match ESCAPES[usize::from(letter)] {
-        0 => {}
-        byte => return Some(decoded(at + 2, [byte, 0, 0, 0], 1)),
+    let simple = ESCAPES[usize::from(letter)];
+    // The four bytes after `\\u` as a code unit; 0x10000 or more where one
+    // is not a hex digit, or the input ends first.
+    let code = match input.get(at + 2..at + 6) {
+        Some(&[a, b, c, d]) => {
+            let [a, b, c, d] = [a, b, c, d].map(|digit| u32::from(HEX[usize::from(digit)]));
+            (a << 12 | b << 8 | c << 4 | d) | ((a | b | c | d) & 0xF0) << 12
+        }
+        _ => 0x10000,
+    };
+    let unicode = letter == b'u';
+    // `&` and `|`, not `&&` and `||`, which would branch on what follows
+    // every escape.
+    let scalar = (code < 0xD800) | (0xE000..0x10000).contains(&code);
+    if !(unicode & scalar | !unicode & (simple != 0)) {
+        return if unicode {
+            surrogate_pair(input, at, code)
+        } else {
+            None
+        };
     }
-    if letter != b'u' {
+    // The code unit as UTF-8, its bytes in a little-endian word.
+    let two = (0xC0 | code >> 6) | (0x80 | code & 0x3F) << 8;
+    let three = (0xE0 | code >> 12) | (0x80 | code >> 6 & 0x3F) << 8 | (0x80 | code & 0x3F) << 16;
+    let (narrow, wide) = (code >= 0x80, code >= 0x800);
+    let utf8 = choose(wide, three, choose(narrow, two, code));
+    let length = 1 + usize::from(narrow) + usize::from(wide);
+    let unicode_bit = usize::from(unicode);
+    Some(Decoded {
+        next: at + 2 + 4 * unicode_bit,
+        bytes: choose(unicode, utf8, u32::from(simple)).to_le_bytes(),
+        length: 1 + unicode_bit * (length - 1),
+    })
+}
+
+/// `a` if `which`, else `b`, by masks rather than a branch.
+#[inline(always)]
+fn choose(which: bool, a: u32, b: u32) -> u32 {
+    let mask = 0u32.wrapping_sub(u32::from(which));
+    a & mask | b & !mask
+}
+
+/// A high surrogate `code` whose `\\` is at `at` and the low one after it,
+/// decoded; `None` for a lone surrogate or a bad code unit.
+#[cold]
+fn surrogate_pair(input: &[u8], at: usize, code: u32) -> Option<Decoded> {
+    if !(0xD800..=0xDBFF).contains(&code) {
         return None;
     }
-    let code = hex4(input.get(at + 2..at + 6)?)?;
-    Some(match code {
-        0..=0x7F => decoded(at + 6, [code as u8, 0, 0, 0], 1),
-        0x80..=0x7FF => decoded(
-            at + 6,
-            [0xC0 | (code >> 6) as u8, 0x80 | low6(code), 0, 0],
-            2,
-        ),
-        0xD800..=0xDBFF => {
-            let low = match input.get(at + 6..at + 12)? {
-                [b'\\', b'u', digits @ ..] => hex4(digits)?,
-                _ => return None,
-            };
-            if !(0xDC00..=0xDFFF).contains(&low) {
-                return None;
-            }
-            let scalar = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
-            let bytes = [
-                0xF0 | (scalar >> 18) as u8,
-                0x80 | low6(scalar >> 12),
-                0x80 | low6(scalar >> 6),
-                0x80 | low6(scalar),
-            ];
-            decoded(at + 12, bytes, 4)
-        }
-        0xDC00..=0xDFFF => return None,
-        _ => {
-            let bytes = [
-                0xE0 | (code >> 12) as u8,
-                0x80 | low6(code >> 6),
-                0x80 | low6(code),
-                0,
-            ];
-            decoded(at + 6, bytes, 3)
-        }
-    })
+    let low = match input.get(at + 6..at + 12)? {
+        [b'\\', b'u', digits @ ..] => hex4(digits)?,
+        _ => return None,
+    };
+    if !(0xDC00..=0xDFFF).contains(&low) {
+        return None;
+    }
+    let scalar = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
+    let bytes = [
+        0xF0 | (scalar >> 18) as u8,
+        0x80 | low6(scalar >> 12),
+        0x80 | low6(scalar >> 6),
+        0x80 | low6(scalar),
+    ];
+    Some(decoded(at + 12, bytes, 4))
 }
 
 #[inline(always)]
