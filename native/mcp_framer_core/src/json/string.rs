@@ -186,18 +186,18 @@ impl arch::Special for Escapes {
     }
 }
 
-/// The escape whose `\\` is at `at`, and `letter` after it, decoded, if
+/// The escape whose `\` is at `at`, and `letter` after it, decoded, if
 /// it is well formed; `None` leaves it, and its error, to
 /// [`Cursor::escape`].
 ///
-/// A one-letter escape and a `\\u` escape outside the surrogates are both
+/// A one-letter escape and a `\u` escape outside the surrogates are both
 /// decoded, and one of them chosen without a branch: in text which kind
 /// comes next is anyone's guess, and a branch on it would be mispredicted
 /// as often. Surrogate pairs, rarer, take a branch.
 #[inline(always)]
 fn decode_escape(input: &[u8], at: usize, letter: u8) -> Option<Decoded> {
     let simple = ESCAPES[usize::from(letter)];
-    // The four bytes after `\\u` as a code unit; 0x10000 or more where one
+    // The four bytes after `\u` as a code unit; 0x10000 or more where one
     // is not a hex digit, or the input ends first.
     let code = match input.get(at + 2..at + 6) {
         Some(&[a, b, c, d]) => {
@@ -238,7 +238,7 @@ fn choose(which: bool, a: u32, b: u32) -> u32 {
     a & mask | b & !mask
 }
 
-/// A high surrogate `code` whose `\\` is at `at` and the low one after it,
+/// A high surrogate `code` whose `\` is at `at` and the low one after it,
 /// decoded; `None` for a lone surrogate or a bad code unit.
 #[cold]
 fn surrogate_pair(input: &[u8], at: usize, code: u32) -> Option<Decoded> {
@@ -259,16 +259,11 @@ fn surrogate_pair(input: &[u8], at: usize, code: u32) -> Option<Decoded> {
         0x80 | low6(scalar >> 6),
         0x80 | low6(scalar),
     ];
-    Some(decoded(at + 12, bytes, 4))
-}
-
-#[inline(always)]
-fn decoded(next: usize, bytes: [u8; 4], length: usize) -> Decoded {
-    Decoded {
-        next,
+    Some(Decoded {
+        next: at + 12,
         bytes,
-        length,
-    }
+        length: 4,
+    })
 }
 
 /// The low six bits of `bits`, the payload of a UTF-8 continuation byte.
