@@ -2,7 +2,6 @@
 //! instantiated by each instruction set's module inside a function
 //! compiled for it. Everything here is inlined into that function, so
 //! that the block's instructions are too.
-//!
 
 use super::{Block, Copied, Decoded, Masks, Run, Special};
 
