@@ -7,7 +7,9 @@ function part(dso, sym) {
   # Erlang functions first: their names ("Enum.map") would match below.
   if (dso ~ /JIT/) return "Erlang and Elixir code (feed/2, the bench loop)"
   if (sym ~ /TermBuilder|mcp_framer_nif::decode/) return "our term builder (NIF side of making terms)"
-  if (sym ~ /mcp_framer_core::json|simdutf8|from_utf8/) return "parsing: strings, numbers, structure, UTF-8"
+  # The string loops of mcp_framer_core::arch are parsing; its newline
+  # masks are inlined into the framer.
+  if (sym ~ /mcp_framer_core::json|mcp_framer_core::arch|simdutf8|from_utf8/) return "parsing: strings, numbers, structure, UTF-8"
   if (sym ~ /mcp_framer_nif::frame|memchr|newlines/) return "framing: newline search, held partials"
   if (dso ~ /jiffy/) return "jiffy: its whole NIF, parsing and making terms"
   if (dso ~ /mcp_framer_nif/ || sym ~ /rustler|clock_gettime|__tls_get_addr|call_nif|pthread_getspecific/) return "NIF call: entry, arguments, lock, clock, results"

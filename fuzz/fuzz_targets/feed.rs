@@ -1,5 +1,7 @@
 //! Arbitrary streams, cuts and caps through the core framer, checked against
-//! the model that `native/mcp_framer_core/tests/properties.rs` uses too.
+//! the model that `native/mcp_framer_core/tests/properties.rs` uses too;
+//! and the newline search's vector code held to its portable twin from
+//! every offset of the stream, up to its end.
 #![no_main]
 
 #[path = "../../native/mcp_framer_core/tests/support/model.rs"]
@@ -17,6 +19,13 @@ fuzz_target!(|input: &[u8]| {
     let cap = usize::from(*cap) + 1;
     let n = usize::from(*n).min(rest.len());
     let (lengths, stream) = rest.split_at(n);
+    #[cfg(target_arch = "x86_64")]
+    for at in 0..=stream.len() {
+        assert_eq!(
+            mcp_framer_core::arch::newline_mask(stream, at),
+            mcp_framer_core::arch::portable::newline_mask(stream, at)
+        );
+    }
 
     let mut framer = BufferedFramer::new(NonZeroUsize::new(cap).unwrap());
     let mut messages = Vec::new();

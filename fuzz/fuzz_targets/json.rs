@@ -22,13 +22,18 @@
 //! decodes as without them, and past them it stops no later than its first
 //! error without them.
 //!
-//! The string scan's vector code is held to its portable twin on the same
-//! bytes: every 16-byte lane of the input, and the long-run skip from every
-//! offset.
+//! The vector code is held to its portable twin on the same bytes, in
+//! every instruction set the CPU has: every 16-byte lane of the input, the
+//! scan for a special byte from every offset of the first 256, and the
+//! copying of runs and escapes from every offset of the first 64, up to
+//! the input's end. And the escapes the vector loop decodes are held to
+//! the checked path, which decodes them all when the parse has no fuel to
+//! spare.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_framer_core::json::{lanes, parse, Error, ErrorKind, Limits, Parser, Value, ValueBuilder};
+use mcp_framer_core::arch::{self, portable, Decoded, Isa, Special};
+use mcp_framer_core::json::{parse, Error, ErrorKind, Limits, Parser, Ration, Value, ValueBuilder};
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -36,15 +41,34 @@ use std::fmt;
 fuzz_target!(|input: &[u8]| {
     for lane in input.windows(16) {
         let lane = lane.first_chunk::<16>().unwrap();
-        assert_eq!(lanes::classify(lane), lanes::portable::classify(lane));
+        assert_eq!(arch::classify_lane(lane), portable::classify_lane(lane));
     }
-    for from in 0..input.len().min(128) {
-        assert_eq!(
-            lanes::skip_plain(input, from),
-            lanes::portable::skip_plain(input, from)
-        );
+    for isa in Isa::all() {
+        for from in 0..=input.len().min(256) {
+            assert_eq!(
+                isa.find_special(input, from),
+                portable::find_special(input, from),
+                "{}",
+                isa.name()
+            );
+        }
+        for from in 0..=input.len().min(64) {
+            let (mut out, mut special) = (Vec::new(), Letters);
+            let copied = isa.copy_runs(input, from, &mut out, &mut special);
+            let (mut twin_out, mut twin_special) = (Vec::new(), Letters);
+            let twin = portable::copy_runs(input, from, &mut twin_out, &mut twin_special);
+            assert_eq!((copied, out), (twin, twin_out), "{}", isa.name());
+        }
     }
     let ours = parse(input, &mut ValueBuilder::new());
+    let checked = Parser::default().parse_rationed(
+        input,
+        &mut ValueBuilder::new(),
+        Limits::NONE,
+        0,
+        &mut Exactly,
+    );
+    assert_eq!(ours, checked, "{:?}", String::from_utf8_lossy(input));
     let theirs = serde_json::from_slice::<Jason>(input).map(|jason| jason.0);
     let shown = String::from_utf8_lossy(input);
     match (&ours, &theirs) {
@@ -103,6 +127,41 @@ fuzz_target!(|input: &[u8]| {
         _ => assert_eq!(limited, ours, "{shown:?} ({limits:?})"),
     }
 });
+
+/// For the copying of runs: `\` and any byte but `!` decode to one to
+/// four copies of it, `\u` taking four bytes more and `\p` ten, whatever
+/// they are; anything else stops the copying.
+#[derive(Clone, Copy)]
+struct Letters;
+
+impl Special for Letters {
+    fn at(&mut self, input: &[u8], at: usize) -> Option<Decoded> {
+        let [b'\\', letter] = *input.get(at..at + 2)? else {
+            return None;
+        };
+        let next = at
+            + match letter {
+                b'u' => 6,
+                b'p' => 12,
+                _ => 2,
+            };
+        (letter != b'!' && next <= input.len()).then_some(Decoded {
+            next,
+            bytes: [letter; 4],
+            length: 1 + usize::from(letter % 4),
+        })
+    }
+}
+
+/// Grants exactly the fuel asked for: a parse started with none decodes
+/// every escape by the checked path.
+struct Exactly;
+
+impl Ration for Exactly {
+    fn more(&mut self, _position: usize, needed: usize) -> usize {
+        needed
+    }
+}
 
 /// Whether our value and serde_json's are the same document, up to the
 /// number differences listed at the top.

@@ -27,7 +27,6 @@
 //! Errors carry the byte position Jason reports, which is the first
 //! offending byte except where Jason says otherwise (see [`ErrorKind`]).
 
-pub mod lanes;
 mod number;
 mod string;
 mod value;

@@ -1,8 +1,15 @@
 //! Strings: the fast path borrows text without escapes from the input; text
 //! with escapes is decoded into the cursor's scratch buffer.
+//!
+//! The vector work is `crate::arch`'s: a string's first 16 bytes are
+//! classified inline, the rest of a plain one is scanned by
+//! [`arch::find_special`], and text with escapes is copied run by run by
+//! [`arch::copy_runs`], which hands each escape to [`Escapes`] here. That
+//! decodes every well-formed escape; anything else it leaves to
+//! [`Cursor::escape`], which finds Jason's error.
 
-use super::lanes::{self, portable, portable::HIGHS};
 use super::{Cursor, Error, Syntax, Text};
+use crate::arch::{self, Decoded, Run};
 
 impl<'de> Cursor<'de, '_> {
     /// The string whose opening quote is just behind the cursor. Most
@@ -37,30 +44,43 @@ impl<'de> Cursor<'de, '_> {
             .extend_from_slice(input.get(start..stop).unwrap_or_default());
         let mut at = stop;
         let mut all_ascii = ascii;
-        // Each turn: the special byte at `at`, then the text up to the next
-        // one. The text is checked for UTF-8 once, at the end: the runs end
-        // at ASCII bytes and escapes decode to whole characters, so the text
-        // is valid exactly when every run is.
-        loop {
-            let escaped = match input.get(at) {
-                Some(b'"') => break,
-                Some(b'\\') => self.escape(at),
-                // A control byte, or the end of the input.
-                _ => Err(Error::at(at, input)),
+        // Each turn: the runs and escapes the vector loop gets through, then
+        // what stopped it. The text is checked for UTF-8 once, at the end:
+        // the runs end at ASCII bytes and escapes decode to whole
+        // characters, so the text is valid exactly when every run is.
+        let end = loop {
+            let mut escapes = Escapes {
+                // No escape costs more than two units a byte.
+                limit: at.saturating_add(self.fuel / 2),
+                escaped: 0,
             };
-            let run = match escaped {
+            let copied = arch::copy_runs(input, at, &mut self.scratch, &mut escapes);
+            all_ascii &= copied.ascii;
+            let stop = copied.at;
+            let text = stop - at - escapes.escaped;
+            let work = 2 * escapes.escaped + text / 8;
+            let escaped = match input.get(stop) {
+                Some(b'"') => {
+                    self.position = stop;
+                    self.burn(work)?;
+                    break stop;
+                }
+                // An escape the loop left: a bad one, whose error this
+                // finds, or one past its limit.
+                Some(b'\\') => self.escape(stop),
+                // A control byte, or the end of the input.
+                _ => Err(Error::at(stop, input)),
+            };
+            at = match escaped {
                 Ok(next) => next,
                 // An earlier byte that is not UTF-8 is reported first.
-                Err(error) => return Err(bad_utf8(input, start, at).unwrap_or(error)),
+                Err(error) => return Err(bad_utf8(input, start, stop).unwrap_or(error)),
             };
-            let (next, ascii) = self.copy_run(run);
-            all_ascii &= ascii;
             // Where a ration is asked for more: the parse has got this far.
-            self.position = run;
-            self.burn(2 * (run - at) + (next - run) / 8)?;
-            at = next;
-        }
-        self.position = at + 1;
+            self.position = at;
+            self.burn(work + 2 * (at - stop))?;
+        };
+        self.position = end + 1;
         if all_ascii {
             // SAFETY: every run was ASCII, and escapes decode to UTF-8.
             return Ok(Text::Unescaped(unsafe {
@@ -69,42 +89,12 @@ impl<'de> Cursor<'de, '_> {
         }
         match simdutf8::basic::from_utf8(&self.scratch) {
             Ok(text) => Ok(Text::Unescaped(text)),
-            Err(_) => Err(bad_utf8(input, start, at).unwrap_or(Error::at(at, input))),
+            Err(_) => Err(bad_utf8(input, start, end).unwrap_or(Error::at(end, input))),
         }
-    }
-
-    /// Copies the text from `from` up to the next special byte onto the
-    /// scratch buffer; returns where that byte is, and whether the text was
-    /// all ASCII. Each lane is copied whole, even the one holding the
-    /// special byte, and the copy cut back after: one fixed-size move per
-    /// lane instead of a call to copy a run of any length.
-    #[inline(always)]
-    fn copy_run(&mut self, from: usize) -> (usize, bool) {
-        let input = self.input;
-        let mut at = from;
-        let mut high = 0;
-        while let Some(lane) = input.get(at..).and_then(|rest| rest.first_chunk::<16>()) {
-            self.scratch.extend_from_slice(lane);
-            let masks = lanes::classify(lane);
-            if masks.special != 0 {
-                let length = masks.special.trailing_zeros();
-                high |= masks.high & ((1 << length) - 1);
-                self.scratch
-                    .truncate(self.scratch.len() - 16 + length as usize);
-                return (at + length as usize, high == 0);
-            }
-            high |= masks.high;
-            at += 16;
-        }
-        let Run { stop, ascii } = find_special(input, at);
-        self.scratch
-            .extend_from_slice(input.get(at..stop).unwrap_or_default());
-        (stop, ascii && high == 0)
     }
 
     /// Decodes the escape whose `\` is at `at` onto the scratch buffer;
-    /// returns the position after it.
-    #[inline(always)]
+    /// returns the position after it, or Jason's error for it.
     fn escape(&mut self, at: usize) -> Result<usize, Syntax> {
         match self.input.get(at + 1) {
             Some(b'u') => self.unicode_escape(at),
@@ -168,13 +158,127 @@ impl<'de> Cursor<'de, '_> {
     }
 }
 
+/// What the vector loop does at each special byte of a string with
+/// escapes: decodes a well-formed escape that ends within `limit`, or
+/// stops. Its decoding is [`Cursor::escape`]'s for every escape that has
+/// no error; it leaves the rest to that.
+#[derive(Clone, Copy)]
+struct Escapes {
+    /// Where the fuel the cursor has would run out, were every byte from
+    /// where the loop started an escape.
+    limit: usize,
+    /// The bytes of the escapes decoded, for the fuel.
+    escaped: usize,
+}
+
+impl arch::Special for Escapes {
+    #[inline(always)]
+    fn at(&mut self, input: &[u8], at: usize) -> Option<Decoded> {
+        let Some(&[b'\\', letter]) = input.get(at..at + 2) else {
+            return None;
+        };
+        let decoded = decode_escape(input, at, letter)?;
+        if decoded.next > self.limit {
+            return None;
+        }
+        self.escaped += decoded.next - at;
+        Some(decoded)
+    }
+}
+
+/// The escape whose `\` is at `at`, and `letter` after it, decoded, if
+/// it is well formed; `None` leaves it, and its error, to
+/// [`Cursor::escape`].
+///
+/// A one-letter escape and a `\u` escape outside the surrogates are both
+/// decoded, and one of them chosen without a branch: in text which kind
+/// comes next is anyone's guess, and a branch on it would be mispredicted
+/// as often. Surrogate pairs, rarer, take a branch.
+#[inline(always)]
+fn decode_escape(input: &[u8], at: usize, letter: u8) -> Option<Decoded> {
+    let simple = ESCAPES[usize::from(letter)];
+    // The four bytes after `\u` as a code unit; 0x10000 or more where one
+    // is not a hex digit, or the input ends first.
+    let code = match input.get(at + 2..at + 6) {
+        Some(&[a, b, c, d]) => {
+            let [a, b, c, d] = [a, b, c, d].map(|digit| u32::from(HEX[usize::from(digit)]));
+            (a << 12 | b << 8 | c << 4 | d) | ((a | b | c | d) & 0xF0) << 12
+        }
+        _ => 0x10000,
+    };
+    let unicode = letter == b'u';
+    // `&` and `|`, not `&&` and `||`, which would branch on what follows
+    // every escape.
+    let scalar = (code < 0xD800) | (0xE000..0x10000).contains(&code);
+    if !(unicode & scalar | !unicode & (simple != 0)) {
+        return if unicode {
+            surrogate_pair(input, at, code)
+        } else {
+            None
+        };
+    }
+    // The code unit as UTF-8, its bytes in a little-endian word.
+    let two = (0xC0 | code >> 6) | (0x80 | code & 0x3F) << 8;
+    let three = (0xE0 | code >> 12) | (0x80 | code >> 6 & 0x3F) << 8 | (0x80 | code & 0x3F) << 16;
+    let (narrow, wide) = (code >= 0x80, code >= 0x800);
+    let utf8 = choose(wide, three, choose(narrow, two, code));
+    let length = 1 + usize::from(narrow) + usize::from(wide);
+    let unicode_bit = usize::from(unicode);
+    Some(Decoded {
+        next: at + 2 + 4 * unicode_bit,
+        bytes: choose(unicode, utf8, u32::from(simple)).to_le_bytes(),
+        length: 1 + unicode_bit * (length - 1),
+    })
+}
+
+/// `a` if `which`, else `b`, by masks rather than a branch.
+#[inline(always)]
+fn choose(which: bool, a: u32, b: u32) -> u32 {
+    let mask = 0u32.wrapping_sub(u32::from(which));
+    a & mask | b & !mask
+}
+
+/// A high surrogate `code` whose `\` is at `at` and the low one after it,
+/// decoded; `None` for a lone surrogate or a bad code unit.
+#[cold]
+fn surrogate_pair(input: &[u8], at: usize, code: u32) -> Option<Decoded> {
+    if !(0xD800..=0xDBFF).contains(&code) {
+        return None;
+    }
+    let low = match input.get(at + 6..at + 12)? {
+        [b'\\', b'u', digits @ ..] => hex4(digits)?,
+        _ => return None,
+    };
+    if !(0xDC00..=0xDFFF).contains(&low) {
+        return None;
+    }
+    let scalar = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
+    let bytes = [
+        0xF0 | (scalar >> 18) as u8,
+        0x80 | low6(scalar >> 12),
+        0x80 | low6(scalar >> 6),
+        0x80 | low6(scalar),
+    ];
+    Some(Decoded {
+        next: at + 12,
+        bytes,
+        length: 4,
+    })
+}
+
+/// The low six bits of `bits`, the payload of a UTF-8 continuation byte.
+#[inline(always)]
+fn low6(bits: u32) -> u8 {
+    (bits & 0x3F) as u8
+}
+
 /// The first byte that is not UTF-8 in the unescaped runs of the string
 /// text `input[start..end]`, whose escapes are known to be well formed.
 #[cold]
 fn bad_utf8(input: &[u8], start: usize, end: usize) -> Option<Syntax> {
     let mut run = start;
     while run < end {
-        let stop = find_special(input, run).stop.min(end);
+        let stop = arch::find_special(input, run).stop.min(end);
         if let Err(error) = utf8(input, run, stop, false) {
             return Some(error);
         }
@@ -207,77 +311,60 @@ fn utf8(input: &[u8], start: usize, end: usize, ascii: bool) -> Result<&str, Syn
     }
 }
 
-fn hex_digit(byte: u8) -> Option<u32> {
-    char::from(byte).to_digit(16)
-}
-
-fn hex2(digits: &[u8]) -> Option<u32> {
-    match digits {
-        [a, b, ..] => Some((hex_digit(*a)? << 4) | hex_digit(*b)?),
-        _ => None,
+/// The value of each hex digit; 0xFF for the bytes that are not one.
+static HEX: [u8; 256] = {
+    let mut table = [0xFF; 256];
+    let mut digit = 0;
+    while digit < 10 {
+        table[b'0' as usize + digit] = digit as u8;
+        digit += 1;
     }
+    let mut letter = 0;
+    while letter < 6 {
+        table[b'a' as usize + letter] = 10 + letter as u8;
+        table[b'A' as usize + letter] = 10 + letter as u8;
+        letter += 1;
+    }
+    table
+};
+
+#[inline(always)]
+fn hex2(digits: &[u8]) -> Option<u32> {
+    let [a, b] = digits
+        .first_chunk::<2>()?
+        .map(|digit| HEX[usize::from(digit)]);
+    ((a | b) < 0x10).then_some(u32::from(a) << 4 | u32::from(b))
 }
 
+#[inline(always)]
 fn hex4(digits: &[u8]) -> Option<u32> {
-    Some((hex2(digits)? << 8) | hex2(digits.get(2..)?)?)
-}
-
-/// Where the fast scan of a string stopped, and whether every byte before
-/// that was ASCII.
-struct Run {
-    stop: usize,
-    ascii: bool,
+    let [a, b, c, d] = digits
+        .first_chunk::<4>()?
+        .map(|digit| HEX[usize::from(digit)]);
+    ((a | b | c | d) < 0x10)
+        .then_some(u32::from(a) << 12 | u32::from(b) << 8 | u32::from(c) << 4 | u32::from(d))
 }
 
 /// The first position from `from` holding `"`, `\` or a byte below 0x20:
-/// where the fast scan of a string must stop. `input.len()` if none.
+/// where the fast scan of a string must stop. `input.len()` if none. The
+/// first 16 bytes are looked at here, inlined: most strings end there.
 #[inline(always)]
 fn find_special(input: &[u8], from: usize) -> Run {
-    let mut at = from;
-    let mut high = false;
-    // Sixteen bytes per step; past the first lane, a long run is skipped
-    // a block at a time.
-    while let Some(lane) = input.get(at..).and_then(|rest| rest.first_chunk::<16>()) {
-        let masks = lanes::classify(lane);
-        if masks.special != 0 {
-            let before = masks.special & masks.special.wrapping_neg();
-            return Run {
-                stop: at + masks.special.trailing_zeros() as usize,
-                ascii: !high && masks.high & (before - 1) == 0,
-            };
-        }
-        high |= masks.high != 0;
-        at += 16;
-        if at == from + 16 {
-            let skipped = lanes::skip_plain(input, at);
-            high |= skipped.high;
-            at = skipped.at;
-        }
+    let Some(lane) = input.get(from..).and_then(|rest| rest.first_chunk::<16>()) else {
+        return arch::find_special(input, from);
+    };
+    let masks = arch::classify_lane(lane);
+    if masks.special != 0 {
+        let length = masks.special.trailing_zeros();
+        return Run {
+            stop: from + length as usize,
+            ascii: masks.high & ((1 << length) - 1) == 0,
+        };
     }
-    // Eight bytes per step, tested all at once (SWAR).
-    while let Some(word) = input.get(at..).and_then(|rest| rest.first_chunk::<8>()) {
-        let word = u64::from_le_bytes(*word);
-        let mask = portable::special_bytes(word);
-        if mask != 0 {
-            let before = (mask & mask.wrapping_neg()) - 1;
-            return Run {
-                stop: at + (mask.trailing_zeros() / 8) as usize,
-                ascii: !high && word & HIGHS & before == 0,
-            };
-        }
-        high |= word & HIGHS != 0;
-        at += 8;
-    }
-    while let Some(&byte) = input.get(at) {
-        if byte == b'"' || byte == b'\\' || byte < 0x20 {
-            break;
-        }
-        high |= byte >= 0x80;
-        at += 1;
-    }
+    let rest = arch::find_special(input, from + 16);
     Run {
-        stop: at,
-        ascii: !high,
+        stop: rest.stop,
+        ascii: rest.ascii && masks.high == 0,
     }
 }
 

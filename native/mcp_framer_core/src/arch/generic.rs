@@ -1,0 +1,325 @@
+//! The string loops, written once over a [`Block`] of N bytes and
+//! instantiated by each instruction set's module inside a function
+//! compiled for it. Everything here is inlined into that function, so
+//! that the block's instructions are too.
+
+use super::{Block, Copied, Decoded, Masks, Run, Special};
+
+/// The bits of a mask below bit `length` (< 64).
+#[inline(always)]
+fn below(length: u32) -> u64 {
+    (1 << length) - 1
+}
+
+/// The N bytes from `at`, if there are so many.
+#[inline(always)]
+fn block_at<const N: usize>(input: &[u8], at: usize) -> Option<&[u8; N]> {
+    input.get(at..at.checked_add(N)?)?.first_chunk()
+}
+
+/// The masks of the N bytes from `at`. Where fewer are left, the bits
+/// past the input's end are clear but for one special bit at the end
+/// itself, so that every scan stops there.
+///
+/// # Safety
+/// The CPU has `B`'s instruction set.
+#[inline(always)]
+unsafe fn masks_at<const N: usize, B: Block<N>>(input: &[u8], at: usize) -> Masks {
+    match block_at::<N>(input, at) {
+        // SAFETY: the caller's contract.
+        Some(block) => unsafe { B::classify(block) },
+        // SAFETY: the caller's contract.
+        None => unsafe { last_masks::<N, B>(input, at) },
+    }
+}
+
+/// [`masks_at`] for fewer than N bytes left: the input's last N bytes
+/// with the bits of those before `at` shifted out, or, in an input
+/// shorter than a block, the rest padded with zeros, which are special.
+///
+/// # Safety
+/// The CPU has `B`'s instruction set.
+#[inline(always)]
+unsafe fn last_masks<const N: usize, B: Block<N>>(input: &[u8], at: usize) -> Masks {
+    let left = input.len().saturating_sub(at);
+    let end = 1 << left;
+    match input.last_chunk::<N>() {
+        _ if left == 0 => Masks {
+            special: end,
+            high: 0,
+        },
+        Some(block) => {
+            // SAFETY: the caller's contract.
+            let masks = unsafe { B::classify(block) };
+            let seen = (N - left) as u32;
+            Masks {
+                special: masks.special >> seen | end,
+                high: masks.high >> seen,
+            }
+        }
+        // SAFETY: the caller's contract.
+        None => unsafe { B::classify(&B::padded(input.get(at..).unwrap_or_default())) },
+    }
+}
+
+/// `rest`, fewer than N bytes, padded to N with zeros: the portable way
+/// to [`Block::padded`], two fixed-size moves that overlap in the middle
+/// rather than a call to copy any length.
+#[inline(always)]
+pub(super) fn padded<const N: usize>(rest: &[u8]) -> [u8; N] {
+    debug_assert!(rest.len() < N);
+    let rest = &rest[..rest.len().min(N - 1)];
+    let mut block = [0; N];
+    let length = rest.len();
+    let mut place = |from: usize, size: usize| {
+        if let (Some(to), Some(from)) = (
+            block.get_mut(from..from + size),
+            rest.get(from..from + size),
+        ) {
+            to.copy_from_slice(from);
+        }
+    };
+    for size in [32, 16, 8, 4, 2] {
+        if length >= size {
+            place(0, size);
+            place(length - size, size);
+            return block;
+        }
+    }
+    place(0, length);
+    block
+}
+
+/// [`super::find_special`] in blocks of N bytes.
+///
+/// # Safety
+/// The CPU has `B`'s instruction set.
+#[inline(always)]
+pub(super) unsafe fn find_special<const N: usize, B: Block<N>>(input: &[u8], from: usize) -> Run {
+    let mut at = from;
+    let mut high = 0;
+    loop {
+        // SAFETY: the caller's contract.
+        let masks = unsafe { masks_at::<N, B>(input, at) };
+        if masks.special != 0 {
+            let length = masks.special.trailing_zeros();
+            return Run {
+                stop: at + length as usize,
+                ascii: (high | masks.high & below(length)) == 0,
+            };
+        }
+        high |= masks.high;
+        // Past a block without one, on from the next address that is a
+        // multiple of N, so that no load straddles two cache lines (the
+        // bytes read twice are known plain), and two blocks a step while no
+        // special byte turns up: a long run, such as a base64 blob, takes
+        // one test per 2N bytes.
+        at += N - (input.as_ptr() as usize + at + N) % N;
+        while let Some(pair) = block_at::<N>(input, at).zip(block_at::<N>(input, at + N)) {
+            // SAFETY: the caller's contract.
+            let (first, second) = unsafe { (B::classify(pair.0), B::classify(pair.1)) };
+            if first.special | second.special != 0 {
+                break;
+            }
+            high |= first.high | second.high;
+            at += 2 * N;
+        }
+    }
+}
+
+/// [`super::copy_runs`] in blocks of N bytes: each block is copied onto
+/// `out` whole, and the length is then set to the run's, one fixed-size
+/// move per block instead of a call to copy any length.
+///
+/// After an escape the block that finds the next special byte is read
+/// from two bytes past its `\`, before the escape is decoded, and the
+/// run's copy from where the escape ends: the path from one special byte
+/// to the next is a load, a compare and a bit count, whatever the escape
+/// was. Where an escape longer than two bytes holds a special byte past
+/// its first two (a surrogate pair's second `\`), the loop reads again
+/// from the escape's end.
+///
+/// # Safety
+/// The CPU has `B`'s instruction set.
+#[inline(always)]
+pub(super) unsafe fn copy_runs<const N: usize, B: Block<N>, S: Special>(
+    input: &[u8],
+    from: usize,
+    out: &mut Vec<u8>,
+    special: &mut S,
+) -> Copied {
+    // Copies in locals, so that the loop keeps them in registers.
+    let mut state = *special;
+    let mut out = Writer::new(out);
+    let mut at = from;
+    let mut high = 0;
+    loop {
+        let (masks, put) = match block_at::<N>(input, at) {
+            // SAFETY: the caller's contract.
+            Some(block) => (unsafe { B::classify(block) }, out.put(block)),
+            None => {
+                // SAFETY: the caller's contract.
+                let block = unsafe { B::padded(input.get(at..).unwrap_or_default()) };
+                // SAFETY: the caller's contract.
+                (unsafe { B::classify(&block) }, out.put(&block))
+            }
+        };
+        if masks.special == 0 {
+            high |= masks.high;
+            put.keep(N);
+            at += N;
+            continue;
+        }
+        let length = masks.special.trailing_zeros();
+        high |= masks.high & below(length);
+        let mut room = put.keep(length as usize);
+        // At most `input.len()`: a padded block's zeros are special.
+        let mut stop = at + length as usize;
+        // Escape after escape: the block from just past the `\` and its
+        // letter is classified before the escape is decoded, as the bytes
+        // a longer escape takes (a `\u` escape's hex digits) are not
+        // special. So which kind the escape is stays off the path to the
+        // next special byte.
+        loop {
+            // SAFETY: the caller's contract.
+            let ahead = unsafe { masks_at::<N, B>(input, stop + 2) };
+            let Some(decoded) = state.at(input, stop) else {
+                out.finish();
+                *special = state;
+                return Copied {
+                    at: stop,
+                    ascii: high == 0,
+                };
+            };
+            room.push(decoded);
+            let next = decoded.next;
+            debug_assert!(next > stop && next <= input.len());
+            // Where the run after the escape ends: the special byte found,
+            // or the end of the block, when it goes on past it.
+            let to = stop + 2 + (ahead.special.trailing_zeros() as usize).min(N);
+            // A surrogate pair took in the special byte found: on from past
+            // it as above.
+            if next > to {
+                at = next;
+                break;
+            }
+            let put = match block_at::<N>(input, next) {
+                Some(block) => out.put(block),
+                None => {
+                    // SAFETY: the caller's contract.
+                    let block = unsafe { B::padded(input.get(next..).unwrap_or_default()) };
+                    out.put(&block)
+                }
+            };
+            // The run's bits of the block: past the escape, up to `to`.
+            let run = ahead.high & !below((next - stop - 2).min(63) as u32);
+            if ahead.special == 0 {
+                high |= run;
+                put.keep(to - next);
+                at = to;
+                break;
+            }
+            high |= run & below((to - stop - 2) as u32);
+            room = put.keep(to - next);
+            stop = to;
+        }
+    }
+}
+
+/// Appends to a `Vec<u8>` through a pointer, with its length kept in a
+/// register rather than in the `Vec` until [`Writer::finish`]: the loop's
+/// writes would otherwise each load and store it.
+///
+/// Invariants: `pointer` and `capacity` are the `Vec`'s, `length <=
+/// capacity`, and the bytes below `length` are initialized.
+struct Writer<'a> {
+    out: &'a mut Vec<u8>,
+    pointer: *mut u8,
+    length: usize,
+    capacity: usize,
+}
+
+/// N bytes that [`Writer::put`] wrote past the length, not yet counted,
+/// with room for 4 more after them.
+struct Put<'w, 'a, const N: usize>(&'w mut Writer<'a>);
+
+impl<'w, 'a, const N: usize> Put<'w, 'a, N> {
+    /// Counts the first `length` of them; there is room for 4 more.
+    #[inline(always)]
+    fn keep(self, length: usize) -> Room<'w, 'a> {
+        self.0.length += length.min(N);
+        Room(self.0)
+    }
+}
+
+/// At least 4 bytes of room past a writer's length.
+struct Room<'w, 'a>(&'w mut Writer<'a>);
+
+impl Room<'_, '_> {
+    /// Appends what an escape decoded to.
+    #[inline(always)]
+    fn push(self, decoded: Decoded) {
+        let out = self.0;
+        // SAFETY: there is room for 4 bytes past the length, and at most
+        // 4 are counted.
+        unsafe {
+            let to = out.pointer.add(out.length);
+            std::ptr::copy_nonoverlapping(decoded.bytes.as_ptr(), to, 4);
+        }
+        out.length += decoded.length.min(4);
+    }
+}
+
+impl<'a> Writer<'a> {
+    #[inline(always)]
+    fn new(out: &'a mut Vec<u8>) -> Self {
+        Writer {
+            pointer: out.as_mut_ptr(),
+            length: out.len(),
+            capacity: out.capacity(),
+            out,
+        }
+    }
+
+    /// Makes room for `additional` bytes past the length.
+    #[inline(always)]
+    fn reserve(&mut self, additional: usize) {
+        if self.capacity - self.length < additional {
+            (self.pointer, self.capacity) = grow(self.out, self.length, additional);
+        }
+    }
+
+    /// Writes `block` past the length, to be counted in part by [`Put::keep`].
+    #[inline(always)]
+    fn put<const N: usize>(&mut self, block: &[u8; N]) -> Put<'_, 'a, N> {
+        self.reserve(N + 4);
+        // SAFETY: N bytes past the length are reserved.
+        unsafe {
+            let to = self.pointer.add(self.length);
+            std::ptr::copy_nonoverlapping(block.as_ptr(), to, N);
+        }
+        Put(self)
+    }
+
+    /// Gives the `Vec` its length.
+    #[inline(always)]
+    fn finish(self) {
+        // SAFETY: the invariants: the bytes below `length` were written,
+        // within the capacity.
+        unsafe { self.out.set_len(self.length) };
+    }
+}
+
+/// Grows `out`, whose first `length` bytes are written, to hold
+/// `additional` more; its new pointer and capacity. A function of its own,
+/// given the fields rather than the [`Writer`], so that the writer's
+/// address is never taken.
+#[cold]
+#[inline(never)]
+fn grow(out: &mut Vec<u8>, length: usize, additional: usize) -> (*mut u8, usize) {
+    // SAFETY: the writer's invariants: the bytes below `length` were
+    // written, within the capacity.
+    unsafe { out.set_len(length) };
+    out.reserve(additional);
+    (out.as_mut_ptr(), out.capacity())
+}

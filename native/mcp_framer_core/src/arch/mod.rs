@@ -1,0 +1,246 @@
+//! All of the crate's vector code, in memchr's `arch/` manner: each
+//! instruction set in a module of its own, behind one safe function
+//! that picks the best the CPU has, detected once at run time, and a
+//! portable twin built on every target, which the tests and fuzz targets
+//! hold every variant to.
+//!
+//! What is here:
+//! * `newline_mask`: where the newlines are in 64 bytes, for the framer.
+//!   SSE2, which every x86-64 CPU has (elsewhere the framer uses memchr).
+//! * [`classify_lane`]: the special bytes of a string (`"`, `\`, below
+//!   0x20) and its bytes of 0x80 and above, in 16 bytes: the first look
+//!   at every string, inlined into the parser. SSE2, or the twin.
+//! * [`find_special`]: the first special byte from a position, and
+//!   whether the text before it is ASCII: the rest of a string without
+//!   escapes.
+//! * [`copy_runs`]: copies string text onto a buffer up to each special
+//!   byte, and hands that byte to a [`Special`], which decodes the escape
+//!   or stops: a string with escapes.
+//!
+//! The last two use the widest instruction set the CPU has ([`Isa::best`]):
+//! blocks of 16 bytes with SSE2 or the portable twin, 32 with AVX2, and
+//! with AVX-512 64 for [`copy_runs`] and AVX2's 32 for [`find_special`]
+//! (see `x86_64::avx512`). The loops are written once, in `generic`, over
+//! a `Block` of each instruction set; each instruction set's module
+//! instantiates them inside a function compiled for it. `unsafe` is
+//! confined to those modules and to the calls below that only a detected
+//! [`Isa`] makes.
+
+mod generic;
+pub mod portable;
+#[cfg(target_arch = "x86_64")]
+mod x86_64;
+
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// Bit `i` of `special` is set when byte `i` of a block is `"`, `\` or
+/// below 0x20; bit `i` of `high` when it is 0x80 or above. Bits past the
+/// block's length are clear.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Masks {
+    pub special: u64,
+    pub high: u64,
+}
+
+/// Where a scan for a special byte stopped: at the first one, or at the
+/// end of the input; `ascii` tells whether every byte before it was
+/// below 0x80.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Run {
+    pub stop: usize,
+    pub ascii: bool,
+}
+
+/// Decides what a special byte of string text means to [`copy_runs`]. It
+/// is `Copy` so that the loop can keep it in registers.
+pub trait Special: Copy {
+    /// A run of text ends at `at`: `input[at]` is `"`, `\` or below 0x20,
+    /// or `at` is `input.len()`. Decode what starts there, or return
+    /// `None` to stop there.
+    fn at(&mut self, input: &[u8], at: usize) -> Option<Decoded>;
+}
+
+/// What a [`Special`] decoded: `bytes[..length]`, 1 to 4 of them, and
+/// where the next run starts, past the special byte and at most at the
+/// input's end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Decoded {
+    pub next: usize,
+    pub bytes: [u8; 4],
+    pub length: usize,
+}
+
+/// Where [`copy_runs`] stopped: the special byte its [`Special`] did not
+/// go past, and whether every run it copied was ASCII.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Copied {
+    pub at: usize,
+    pub ascii: bool,
+}
+
+/// N bytes classified at once by one instruction set: the one piece of
+/// vector code the loops in `generic` need.
+trait Block<const N: usize> {
+    /// # Safety
+    /// The CPU has the block's instruction set.
+    unsafe fn classify(bytes: &[u8; N]) -> Masks;
+
+    /// `rest`, fewer than N bytes, padded to N with zeros: a zero is
+    /// special, so a scan of the block stops at the input's end at the
+    /// latest.
+    ///
+    /// # Safety
+    /// As for [`Block::classify`].
+    #[inline(always)]
+    unsafe fn padded(rest: &[u8]) -> [u8; N] {
+        generic::padded(rest)
+    }
+}
+
+/// An instruction set this CPU has. Only [`Isa::best`] and [`Isa::all`]
+/// make one, each after checking the CPU, so a function given an `Isa`
+/// may run its instructions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Isa(Kind);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+enum Kind {
+    Portable = 1,
+    #[cfg(target_arch = "x86_64")]
+    Sse2,
+    #[cfg(target_arch = "x86_64")]
+    Avx2,
+    #[cfg(target_arch = "x86_64")]
+    Avx512,
+}
+
+/// The best [`Kind`] as a `u8`, 0 until it is detected.
+static BEST: AtomicU8 = AtomicU8::new(0);
+
+impl Isa {
+    /// The widest instruction set this CPU has: detected on first use and
+    /// kept, so that each later call is one load.
+    #[inline(always)]
+    pub fn best() -> Isa {
+        match BEST.load(Ordering::Relaxed) {
+            0 => Isa::detect(),
+            #[cfg(target_arch = "x86_64")]
+            4 => Isa(Kind::Avx512),
+            #[cfg(target_arch = "x86_64")]
+            3 => Isa(Kind::Avx2),
+            #[cfg(target_arch = "x86_64")]
+            2 => Isa(Kind::Sse2),
+            _ => Isa(Kind::Portable),
+        }
+    }
+
+    #[cold]
+    fn detect() -> Isa {
+        let best = *Isa::all().last().unwrap_or(&Isa(Kind::Portable));
+        BEST.store(best.0 as u8, Ordering::Relaxed);
+        best
+    }
+
+    /// Every instruction set this CPU has, from the portable twin up.
+    pub fn all() -> Vec<Isa> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let mut all = vec![Isa(Kind::Portable), Isa(Kind::Sse2)];
+            if x86_64::avx2::detected() {
+                all.push(Isa(Kind::Avx2));
+            }
+            if x86_64::avx512::detected() {
+                all.push(Isa(Kind::Avx512));
+            }
+            all
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        vec![Isa(Kind::Portable)]
+    }
+
+    pub fn name(self) -> &'static str {
+        match self.0 {
+            Kind::Portable => "portable",
+            #[cfg(target_arch = "x86_64")]
+            Kind::Sse2 => "sse2",
+            #[cfg(target_arch = "x86_64")]
+            Kind::Avx2 => "avx2",
+            #[cfg(target_arch = "x86_64")]
+            Kind::Avx512 => "avx512",
+        }
+    }
+
+    /// [`find_special`] with this instruction set.
+    #[inline(always)]
+    pub fn find_special(self, input: &[u8], from: usize) -> Run {
+        match self.0 {
+            Kind::Portable => portable::find_special(input, from),
+            #[cfg(target_arch = "x86_64")]
+            Kind::Sse2 => x86_64::sse2::find_special(input, from),
+            // SAFETY: an `Isa` of this kind is made only where the CPU has it.
+            #[cfg(target_arch = "x86_64")]
+            Kind::Avx2 => unsafe { x86_64::avx2::find_special(input, from) },
+            // SAFETY: as above.
+            #[cfg(target_arch = "x86_64")]
+            Kind::Avx512 => unsafe { x86_64::avx512::find_special(input, from) },
+        }
+    }
+
+    /// [`copy_runs`] with this instruction set.
+    #[inline(always)]
+    pub fn copy_runs<S: Special>(
+        self,
+        input: &[u8],
+        from: usize,
+        out: &mut Vec<u8>,
+        special: &mut S,
+    ) -> Copied {
+        match self.0 {
+            Kind::Portable => portable::copy_runs(input, from, out, special),
+            #[cfg(target_arch = "x86_64")]
+            Kind::Sse2 => x86_64::sse2::copy_runs(input, from, out, special),
+            // SAFETY: an `Isa` of this kind is made only where the CPU has it.
+            #[cfg(target_arch = "x86_64")]
+            Kind::Avx2 => unsafe { x86_64::avx2::copy_runs(input, from, out, special) },
+            // SAFETY: as above.
+            #[cfg(target_arch = "x86_64")]
+            Kind::Avx512 => unsafe { x86_64::avx512::copy_runs(input, from, out, special) },
+        }
+    }
+}
+
+/// The first byte from `from` that is `"`, `\` or below 0x20, or
+/// `input.len()` if there is none; and whether the bytes before it are
+/// ASCII. `from` is at most `input.len()`.
+#[inline(always)]
+pub fn find_special(input: &[u8], from: usize) -> Run {
+    Isa::best().find_special(input, from)
+}
+
+/// Copies the text from `from` onto `out` up to the first special byte
+/// ([`find_special`]'s), asks `special` what that byte starts, appends
+/// what it decoded, and goes on from where it says, until it says stop.
+#[inline(always)]
+pub fn copy_runs<S: Special>(
+    input: &[u8],
+    from: usize,
+    out: &mut Vec<u8>,
+    special: &mut S,
+) -> Copied {
+    Isa::best().copy_runs(input, from, out, special)
+}
+
+/// [`Masks`] of a 16-byte lane. SSE2 on x86-64, which every such CPU
+/// has, so it needs no detection and inlines into the parser's loop.
+#[cfg(target_arch = "x86_64")]
+pub use x86_64::sse2::classify_lane;
+
+#[cfg(not(target_arch = "x86_64"))]
+pub use portable::classify_lane;
+
+/// Bit `i` is set when `bytes[at + i]` is `\n`, for the up to 64 bytes
+/// from `at`; 0 past the end. SSE2, so x86-64 only: elsewhere the framer
+/// uses memchr's iterator, and the portable twin serves the tests.
+#[cfg(target_arch = "x86_64")]
+pub use x86_64::sse2::newline_mask;

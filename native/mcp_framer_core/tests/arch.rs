@@ -1,0 +1,234 @@
+//! The vector code of `mcp_framer_core::arch`: every instruction set this
+//! CPU has, and the portable twin, give a byte loop's answers from every
+//! offset of inputs of every length, up to and at the input's end.
+
+use mcp_framer_core::arch::{self, portable, Copied, Decoded, Isa, Masks, Run, Special};
+
+fn is_special(byte: u8) -> bool {
+    byte == b'"' || byte == b'\\' || byte < 0x20
+}
+
+/// xorshift64, so that every run tests the same inputs.
+struct Random(u64);
+
+impl Random {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+/// Inputs of every length up to two and a half blocks of 64 and some
+/// longer, each of plain text with special and high bytes now and then,
+/// thin or thick, and with runs of backslashes.
+fn inputs() -> Vec<Vec<u8>> {
+    let mut random = Random(0x9e37_79b9_7f4a_7c15);
+    let mut inputs = Vec::new();
+    for length in (0..=160).chain([200, 255, 256, 257, 400, 700]) {
+        for one_in in [3, 40, 1000] {
+            let input = (0..length)
+                .map(|_| match random.next() % one_in {
+                    0 => *b"\"\\\\\\\x00\x1f"
+                        .get((random.next() % 6) as usize)
+                        .unwrap_or(&b'"'),
+                    1 => [0xC3, 0xA9, 0xFF, 0x80][(random.next() % 4) as usize],
+                    2 => [b'u', b'p'][(random.next() % 2) as usize],
+                    _ => b'a' + (random.next() % 26) as u8,
+                })
+                .collect();
+            inputs.push(input);
+        }
+    }
+    inputs
+}
+
+fn find_by_bytes(input: &[u8], from: usize) -> Run {
+    let rest = &input[from..];
+    let length = rest
+        .iter()
+        .position(|&b| is_special(b))
+        .unwrap_or(rest.len());
+    Run {
+        stop: from + length,
+        ascii: rest[..length].is_ascii(),
+    }
+}
+
+#[test]
+fn every_instruction_set_finds_the_first_special_byte_from_every_offset() {
+    for input in inputs() {
+        for from in 0..=input.len() {
+            let expected = find_by_bytes(&input, from);
+            assert_eq!(portable::find_special(&input, from), expected);
+            for isa in Isa::all() {
+                let found = isa.find_special(&input, from);
+                assert_eq!(found, expected, "{} from {from} of {input:?}", isa.name());
+            }
+            assert_eq!(arch::find_special(&input, from), expected);
+        }
+    }
+}
+
+/// A `Special` for the tests: `\` and a letter decode to one to four
+/// copies of the letter; `\u` takes four more bytes and `\p` ten, whatever
+/// they are, special ones too. `\!`, `"`, a control byte and the end stop
+/// the loop, and so does the escape after `left` of them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Letters {
+    left: usize,
+}
+
+impl Special for Letters {
+    fn at(&mut self, input: &[u8], at: usize) -> Option<Decoded> {
+        let &[b'\\', letter] = input.get(at..at + 2)? else {
+            return None;
+        };
+        let next = at
+            + match letter {
+                b'u' => 6,
+                b'p' => 12,
+                _ => 2,
+            };
+        if letter == b'!' || self.left == 0 || next > input.len() {
+            return None;
+        }
+        self.left -= 1;
+        Some(Decoded {
+            next,
+            bytes: [letter; 4],
+            length: 1 + usize::from(letter % 4),
+        })
+    }
+}
+
+/// What `copy_runs` should do, a byte at a time.
+fn copy_by_bytes(input: &[u8], from: usize, out: &mut Vec<u8>, special: &mut Letters) -> Copied {
+    let mut at = from;
+    let mut ascii = true;
+    loop {
+        while let Some(&byte) = input.get(at).filter(|&&b| !is_special(b)) {
+            out.push(byte);
+            ascii &= byte < 0x80;
+            at += 1;
+        }
+        match special.at(input, at) {
+            Some(decoded) => {
+                out.extend_from_slice(&decoded.bytes[..decoded.length]);
+                at = decoded.next;
+            }
+            None => return Copied { at, ascii },
+        }
+    }
+}
+
+#[test]
+fn every_instruction_set_copies_runs_and_escapes_as_a_byte_loop_does_from_every_offset() {
+    for input in inputs() {
+        for from in 0..=input.len() {
+            for left in [0, 1, usize::MAX] {
+                let mut expected_out = b"before".to_vec();
+                let mut expected_special = Letters { left };
+                let expected =
+                    copy_by_bytes(&input, from, &mut expected_out, &mut expected_special);
+                let mut twin_out = b"before".to_vec();
+                let mut twin_special = Letters { left };
+                let twin = portable::copy_runs(&input, from, &mut twin_out, &mut twin_special);
+                assert_eq!(
+                    (twin, &twin_out, twin_special),
+                    (expected, &expected_out, expected_special)
+                );
+                for isa in Isa::all() {
+                    // From nothing, so that the output grows as it goes.
+                    let mut out = Vec::new();
+                    let mut special = Letters { left };
+                    let copied = isa.copy_runs(&input, from, &mut out, &mut special);
+                    let what = format!("{} from {from}, {left} escapes, of {input:?}", isa.name());
+                    assert_eq!(copied, expected, "{what}");
+                    assert_eq!(out, expected_out[6..], "{what}");
+                    assert_eq!(special, expected_special, "{what}");
+                }
+            }
+        }
+    }
+}
+
+fn masks_by_bytes(lane: &[u8; 16]) -> Masks {
+    let bits = |test: fn(u8) -> bool| {
+        lane.iter()
+            .enumerate()
+            .fold(0, |mask, (i, &b)| mask | u64::from(test(b)) << i)
+    };
+    Masks {
+        special: bits(is_special),
+        high: bits(|b| b >= 0x80),
+    }
+}
+
+#[test]
+fn every_byte_value_in_every_position_of_a_lane_is_classified_as_a_byte_loop_does() {
+    for position in 0..16 {
+        for byte in 0..=255u8 {
+            let mut lane = [b'a'; 16];
+            lane[position] = byte;
+            let expected = masks_by_bytes(&lane);
+            assert_eq!(
+                arch::classify_lane(&lane),
+                expected,
+                "{byte:#x} at {position}"
+            );
+            assert_eq!(
+                portable::classify_lane(&lane),
+                expected,
+                "{byte:#x} at {position}"
+            );
+        }
+    }
+    let mut random = Random(0x2545_f491_4f6c_dd1d);
+    for _ in 0..20_000 {
+        let lane = [0; 16].map(|_: u8| {
+            [b'"', b'\\', 0x1F, 0x20, 0x7F, 0x80, 0xFF, b'a'][(random.next() % 8) as usize]
+        });
+        assert_eq!(arch::classify_lane(&lane), masks_by_bytes(&lane));
+        assert_eq!(portable::classify_lane(&lane), masks_by_bytes(&lane));
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn the_newline_mask_from_every_offset_is_the_portable_twins() {
+    let mut random = Random(0x1234_5678_9abc_def1);
+    for length in 0..300 {
+        let input: Vec<u8> = (0..length)
+            .map(|_| {
+                if random.next().is_multiple_of(9) {
+                    b'\n'
+                } else {
+                    b'x'
+                }
+            })
+            .collect();
+        for at in 0..=length + 1 {
+            let expected = input
+                .iter()
+                .enumerate()
+                .skip(at)
+                .take(64)
+                .fold(0, |mask, (i, &b)| mask | u64::from(b == b'\n') << (i - at));
+            assert_eq!(
+                portable::newline_mask(&input, at),
+                expected,
+                "{at} of {length}"
+            );
+            assert_eq!(arch::newline_mask(&input, at), expected, "{at} of {length}");
+        }
+    }
+}
+
+#[test]
+fn the_best_instruction_set_is_the_widest_the_cpu_has() {
+    let all = Isa::all();
+    assert_eq!(all.first().map(|isa| isa.name()), Some("portable"));
+    assert_eq!(Isa::best(), *all.last().unwrap());
+}
