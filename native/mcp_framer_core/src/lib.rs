@@ -17,6 +17,7 @@
 //!   That is detected as soon as it is certain; every byte up to and
 //!   including the next `\n` is then discarded.
 
+pub mod encode;
 pub mod json;
 mod newlines;
 pub mod pace;

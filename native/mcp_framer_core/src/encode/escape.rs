@@ -1,0 +1,274 @@
+//! JSON strings as Jason 1.4.5 writes them, in each of its escape modes.
+//!
+//! Every mode escapes `"` and `\` with a backslash, `\b \t \n \f \r` by
+//! their letters and the other bytes below 0x20 as `\u00XX`, hex digits in
+//! upper case; DEL (0x7F) stays as it is. On top of that:
+//! * [`Escape::JavascriptSafe`] escapes U+2028 and U+2029 as `\u2028` and
+//!   `\u2029`;
+//! * [`Escape::HtmlSafe`] does too, and writes `/` as `\/` and `<` as
+//!   `\u003C`;
+//! * [`Escape::UnicodeSafe`] escapes every character past ASCII as `\uXXXX`,
+//!   past U+FFFF as a surrogate pair.
+//!
+//! The text must be valid UTF-8 first ([`check_utf8`]): Jason refuses the
+//! whole string at the first byte that does not start a valid character.
+
+use super::lanes::{self, Stops};
+use std::collections::TryReserveError;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Escape {
+    Json,
+    UnicodeSafe,
+    JavascriptSafe,
+    HtmlSafe,
+}
+
+impl Escape {
+    /// Every mode, for tests and tables.
+    pub const ALL: [Escape; 4] = [
+        Escape::Json,
+        Escape::UnicodeSafe,
+        Escape::JavascriptSafe,
+        Escape::HtmlSafe,
+    ];
+
+    /// The bytes a scan must stop at: those that are escaped, and the
+    /// first byte of U+2028 and U+2029 (0xE2), which may be.
+    pub fn stops(self) -> Stops {
+        match self {
+            Escape::Json => Stops {
+                extra: [b'"'; 3],
+                high: false,
+            },
+            Escape::UnicodeSafe => Stops {
+                extra: [b'"'; 3],
+                high: true,
+            },
+            Escape::JavascriptSafe => Stops {
+                extra: [0xE2, b'"', b'"'],
+                high: false,
+            },
+            Escape::HtmlSafe => Stops {
+                extra: [0xE2, b'<', b'/'],
+                high: false,
+            },
+        }
+    }
+
+    /// What a byte below 0x80 becomes, if it is escaped.
+    fn ascii(self, byte: u8) -> Option<&'static [u8]> {
+        match (self, byte) {
+            (Escape::HtmlSafe, b'/') => Some(br"\/"),
+            (Escape::HtmlSafe, b'<') => Some(br"\u003C"),
+            _ => JSON_ESCAPES.get(usize::from(byte)).copied().flatten(),
+        }
+    }
+}
+
+/// What each ASCII byte becomes in every mode: `None` for those written
+/// as they are.
+const JSON_ESCAPES: [Option<&[u8]>; 0x80] = {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    const CONTROLS: [[u8; 6]; 0x20] = {
+        let mut controls = [[0; 6]; 0x20];
+        let mut byte = 0;
+        while byte < 0x20 {
+            controls[byte] = [b'\\', b'u', b'0', b'0', HEX[byte >> 4], HEX[byte & 0xF]];
+            byte += 1;
+        }
+        controls
+    };
+    let mut table: [Option<&[u8]>; 0x80] = [None; 0x80];
+    let mut byte = 0;
+    while byte < 0x20 {
+        table[byte] = Some(&CONTROLS[byte]);
+        byte += 1;
+    }
+    table[0x08] = Some(br"\b");
+    table[0x09] = Some(br"\t");
+    table[0x0A] = Some(br"\n");
+    table[0x0C] = Some(br"\f");
+    table[0x0D] = Some(br"\r");
+    table[b'"' as usize] = Some(br#"\""#);
+    table[b'\\' as usize] = Some(br"\\");
+    table
+};
+
+/// The most bytes one character's escape takes: a surrogate pair.
+const ESCAPE_MAX: usize = 12;
+
+/// A string Jason refuses: its first invalid UTF-8 sequence starts at
+/// `position`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InvalidUtf8 {
+    pub position: usize,
+}
+
+/// Why a string was not written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WriteError {
+    InvalidUtf8(InvalidUtf8),
+    /// The output buffer could not grow.
+    NoMemory,
+}
+
+impl From<TryReserveError> for WriteError {
+    fn from(_: TryReserveError) -> WriteError {
+        WriteError::NoMemory
+    }
+}
+
+/// Checks that `text` is valid UTF-8, and returns how much of it `escape`
+/// writes unchanged: the index of the first character it escapes, or
+/// `text.len()`.
+///
+/// Most strings are ASCII without escapes: one scan, for bytes that are
+/// escaped or past ASCII, finds that out, and only the rest is checked.
+#[inline]
+pub fn check(text: &[u8], escape: Escape) -> Result<usize, InvalidUtf8> {
+    let stops = Stops {
+        high: true,
+        ..escape.stops()
+    };
+    let ascii = lanes::find(text, 0, stops);
+    if ascii == text.len() {
+        return Ok(ascii);
+    }
+    check_utf8(&text[ascii..]).map_err(|invalid| InvalidUtf8 {
+        position: ascii + invalid.position,
+    })?;
+    Ok(first_escape(text, ascii, escape))
+}
+
+/// Whether `text` is valid UTF-8, and if not, where it stops being so.
+#[inline]
+pub fn check_utf8(text: &[u8]) -> Result<(), InvalidUtf8> {
+    // The fast check says only yes or no; the slow one, run only on the
+    // way to an error, says where.
+    if simdutf8::basic::from_utf8(text).is_ok() {
+        return Ok(());
+    }
+    match std::str::from_utf8(text) {
+        Ok(_) => Ok(()),
+        Err(error) => Err(InvalidUtf8 {
+            position: error.valid_up_to(),
+        }),
+    }
+}
+
+/// The index of the first character of `text` (valid UTF-8) from `from` on
+/// that `escape` escapes, or `text.len()` if it writes the rest unchanged.
+#[inline]
+pub fn first_escape(text: &[u8], from: usize, escape: Escape) -> usize {
+    let stops = escape.stops();
+    let mut at = from;
+    loop {
+        at = lanes::find(text, at, stops);
+        match text.get(at) {
+            // 0xE2 starts U+2000 to U+2FFF; only two of them are escaped.
+            Some(0xE2) if escape != Escape::UnicodeSafe && !line_separator(text, at) => at += 1,
+            _ => return at,
+        }
+    }
+}
+
+/// Whether U+2028 or U+2029 starts at `at`.
+#[inline]
+fn line_separator(text: &[u8], at: usize) -> bool {
+    matches!(text.get(at..at + 3), Some([0xE2, 0x80, 0xA8 | 0xA9]))
+}
+
+/// Appends `text` (valid UTF-8) as `escape` writes it, without quotes,
+/// given that nothing before `plain` needs an escape (from [`check`] or
+/// [`first_escape`]; 0 if not known).
+pub fn write_escaped(
+    out: &mut Vec<u8>,
+    text: &[u8],
+    plain: usize,
+    escape: Escape,
+) -> Result<(), TryReserveError> {
+    out.try_reserve(text.len())?;
+    let mut start = 0;
+    let mut at = plain;
+    loop {
+        at = first_escape(text, at, escape);
+        out.extend_from_slice(&text[start..at]);
+        let Some(&byte) = text.get(at) else {
+            return Ok(());
+        };
+        out.try_reserve(ESCAPE_MAX)?;
+        at += if byte < 0x80 {
+            // The scan stops only at bytes the mode escapes.
+            let sequence = escape.ascii(byte).unwrap_or(&text[at..at + 1]);
+            out.extend_from_slice(sequence);
+            1
+        } else {
+            write_char_escape(out, &text[at..])
+        };
+        start = at;
+    }
+}
+
+/// Writes the `\u` escape of the character `rest` starts with, which is
+/// past ASCII; returns its length in bytes.
+fn write_char_escape(out: &mut Vec<u8>, rest: &[u8]) -> usize {
+    let (code, length) = decode_char(rest);
+    if code > 0xFFFF {
+        let offset = code - 0x10000;
+        write_u_escape(out, 0xD800 | (offset >> 10));
+        write_u_escape(out, 0xDC00 | (offset & 0x3FF));
+    } else {
+        write_u_escape(out, code);
+    }
+    length
+}
+
+fn write_u_escape(out: &mut Vec<u8>, unit: u32) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    let digit = |shift: u32| HEX[((unit >> shift) & 0xF) as usize];
+    out.extend_from_slice(&[b'\\', b'u', digit(12), digit(8), digit(4), digit(0)]);
+}
+
+/// The code point and length of the character `rest` starts with, from
+/// valid UTF-8 (a lead byte past ASCII); bytes past the end read as
+/// continuation bytes of nothing, so a bad caller gets a wrong escape, not
+/// a panic.
+fn decode_char(rest: &[u8]) -> (u32, usize) {
+    let byte = |i: usize| u32::from(rest.get(i).copied().unwrap_or(0x80) & 0x3F);
+    let lead = u32::from(rest.first().copied().unwrap_or(0));
+    match lead {
+        0xF0.. => (
+            (lead & 0x07) << 18 | byte(1) << 12 | byte(2) << 6 | byte(3),
+            4,
+        ),
+        0xE0.. => ((lead & 0x0F) << 12 | byte(1) << 6 | byte(2), 3),
+        _ => ((lead & 0x1F) << 6 | byte(1), 2),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_holds_every_control_byte_quote_and_backslash_and_nothing_else() {
+        for byte in 0..0x80u8 {
+            let escaped = Escape::Json.ascii(byte).is_some();
+            assert_eq!(
+                escaped,
+                byte < 0x20 || byte == b'"' || byte == b'\\',
+                "{byte:#x}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_character_of_each_length_decodes_to_its_code_point() {
+        for c in ['é', '߿', 'ࠀ', '\u{2028}', '\u{FFFF}', '😀', '\u{10FFFF}'] {
+            let mut bytes = [0; 4];
+            let text = c.encode_utf8(&mut bytes);
+            assert_eq!(decode_char(text.as_bytes()), (c as u32, c.len_utf8()));
+        }
+    }
+}
