@@ -16,4 +16,6 @@ defmodule McpFramer.Native do
   def buffered_bytes(_resource, _generation), do: :erlang.nif_error(:nif_not_loaded)
   def decode(_document, _copy_strings), do: :erlang.nif_error(:nif_not_loaded)
   def decode_dirty(_document, _copy_strings), do: :erlang.nif_error(:nif_not_loaded)
+  def encode(_term, _flags, _tag), do: :erlang.nif_error(:nif_not_loaded)
+  def encode_dirty(_term, _flags, _tag), do: :erlang.nif_error(:nif_not_loaded)
 end

@@ -4,6 +4,7 @@
 //! which replies advance a framer's generation, is `outcome`'s.
 
 mod decode;
+mod encode;
 mod error;
 mod held;
 mod outcome;

@@ -1,0 +1,827 @@
+//! The walk over a term, in the order Jason's walk takes: depth first,
+//! list items in order, a map's pairs in `Map.to_list/1`'s order, each
+//! key before its value.
+//!
+//! No recursion: open lists and maps wait on a stack of [`Frame`]s, so a
+//! term nested a million levels deep needs a million frames of heap, not of
+//! native stack. A map's pairs are read once, as it opens, onto a stack of
+//! terms of their own, and written from there.
+
+use super::output;
+use super::{Form, Options};
+use crate::timeslice::{OutOfTime, Timeslice};
+use mcp_framer_core::encode;
+use rustler::sys::{
+    enif_get_double, enif_get_int64, enif_get_list_cell, enif_get_map_size, enif_get_tuple,
+    enif_get_uint64, enif_inspect_binary, enif_is_empty_list, enif_map_iterator_create,
+    enif_map_iterator_destroy, enif_map_iterator_get_pair, enif_map_iterator_next,
+    enif_map_iterator_prev, enif_term_type, ErlNifBinary, ErlNifEnv, ErlNifMapIterator,
+    ErlNifMapIteratorEntry, ErlNifTerm, ErlNifTermType,
+};
+use rustler::{Env, Term};
+use std::collections::HashSet;
+use std::mem::MaybeUninit;
+
+mod atoms {
+    rustler::atoms! {
+        nil,
+        true_ = "true",
+        false_ = "false",
+        struct_ = "__struct__",
+        date = "Elixir.Date",
+        time = "Elixir.Time",
+        naive_date_time = "Elixir.NaiveDateTime",
+        date_time = "Elixir.DateTime",
+    }
+}
+
+/// A string without escapes this long or longer is not copied into
+/// iodata: the iodata holds the term's own binary. Shorter strings cost
+/// less to copy than the list cells and sub-binary a reference takes.
+/// `McpFramer.JSON.Encoder`'s docs give this number.
+const REFERENCE_MIN: usize = 1024;
+
+/// A map of more pairs than this is a HAMT, whose iterator runs in the
+/// reverse of `Map.to_list/1`'s order; a smaller one is a flat map, whose
+/// iterator runs in that order. (The BEAM's MAP_SMALL_MAP_LIMIT; a HAMT
+/// that shrinks to it becomes a flat map.)
+const FLAT_MAP_MAX: usize = 32;
+
+/// A string this long is scanned only if the call's time affords it.
+const LONG_STRING: usize = 16 * 1024;
+
+/// What scanning and copying a byte of a string may cost, and escaping one,
+/// in picoseconds: about twice the slowest measured.
+const SCAN_PICOS_PER_BYTE: u64 = 500;
+const ESCAPE_PICOS_PER_BYTE: u64 = 8000;
+
+/// A bignum's digits cost about this much per pair of 64-bit limbs.
+const BIG_PICOS_PER_LIMB_PAIR: u64 = 2000;
+
+/// Why the walk stopped short of the text.
+pub enum Stop {
+    /// It needs more time than the call has left.
+    Dirty,
+    /// The term holds a struct or key that Elixir turns into text.
+    Convert,
+    /// Jason refuses the term.
+    Invalid(Invalid),
+    /// The walk's stack and its pairs disagree. Unreachable by design;
+    /// reported instead of panicking.
+    Broken,
+}
+
+impl From<OutOfTime> for Stop {
+    fn from(_: OutOfTime) -> Stop {
+        Stop::Dirty
+    }
+}
+
+impl From<Invalid> for Stop {
+    fn from(invalid: Invalid) -> Stop {
+        Stop::Invalid(invalid)
+    }
+}
+
+/// What Jason refuses, and the term that shows it.
+pub enum Invalid {
+    /// A string that is not UTF-8; `byte` starts its first bad sequence.
+    Utf8 { string: ErlNifTerm, byte: u8 },
+    /// Under `maps: :strict`, a key written twice in one map, escaped.
+    DuplicateKey(Vec<u8>),
+    /// A term no JSON stands for: a tuple, pid, port, reference, function
+    /// or bitstring.
+    Unsupported(ErlNifTerm),
+    /// A struct Jason has no encoding for without other packages.
+    Struct(ErlNifTerm),
+    /// A map key that neither is a binary, atom or integer nor became one.
+    Key(ErlNifTerm),
+    /// The tail of an improper list.
+    ImproperList(ErlNifTerm),
+    /// The output could not grow past this many bytes.
+    NoMemory(usize),
+}
+
+/// What the walk does next for the open list or map on top of the stack.
+enum Step {
+    Item {
+        comma: bool,
+        head: ErlNifTerm,
+    },
+    CloseList,
+    Improper(ErlNifTerm),
+    Pair {
+        comma: bool,
+        pair: usize,
+        seen: Option<usize>,
+    },
+    CloseObject {
+        start: usize,
+    },
+}
+
+/// An open list or map.
+enum Frame {
+    /// A list, written up to `rest`; `first` until an item is written.
+    List { rest: ErlNifTerm, first: bool },
+    /// A map's pairs, `pairs[at..end]` still to write, from `start` on.
+    /// `seen` indexes the keys written so far, when they must be checked.
+    Object {
+        start: usize,
+        at: usize,
+        end: usize,
+        seen: Option<usize>,
+    },
+}
+
+/// The buffers of a walk, kept between calls on a scheduler thread.
+#[derive(Default)]
+pub struct Buffers {
+    out: Vec<u8>,
+    /// For iodata: where in `out` each referenced string's binary goes.
+    pieces: Vec<(usize, ErlNifTerm)>,
+    stack: Vec<Frame>,
+    /// Keys and values of the open maps, in turn.
+    pairs: Vec<ErlNifTerm>,
+    /// The keys written in each open map whose keys are checked.
+    seen: Vec<HashSet<Vec<u8>>>,
+    atoms: atom_text::Cache,
+}
+
+/// Bytes and terms kept between calls; more is freed.
+const KEEP_BYTES: usize = 1024 * 1024;
+const KEEP_TERMS: usize = 8192;
+
+impl Buffers {
+    pub fn clear(&mut self) {
+        self.out.clear();
+        self.out.shrink_to(KEEP_BYTES);
+        self.pieces.clear();
+        self.pieces.shrink_to(KEEP_TERMS);
+        self.stack.clear();
+        self.stack.shrink_to(KEEP_TERMS);
+        self.pairs.clear();
+        self.pairs.shrink_to(KEEP_TERMS);
+        self.seen.clear();
+    }
+}
+
+/// Where the key of a map came from, for `maps: :strict`: keys of one kind
+/// are distinct terms and so distinct text, and need no check.
+const BINARY_KEY: u8 = 1;
+const ATOM_KEY: u8 = 2;
+const INTEGER_KEY: u8 = 4;
+const OTHER_KEY: u8 = 8;
+
+pub struct Walker<'a, 'b> {
+    env: Env<'a>,
+    raw: *mut ErlNifEnv,
+    options: Options,
+    /// The tag of a converted term; `None` on the first pass.
+    tag: Option<ErlNifTerm>,
+    time: Option<&'b Timeslice>,
+    buffers: &'b mut Buffers,
+}
+
+impl<'a, 'b> Walker<'a, 'b> {
+    pub fn new(
+        env: Env<'a>,
+        options: Options,
+        tag: Option<ErlNifTerm>,
+        time: Option<&'b Timeslice>,
+        buffers: &'b mut Buffers,
+    ) -> Walker<'a, 'b> {
+        Walker {
+            env,
+            raw: env.as_c_arg(),
+            options,
+            tag,
+            time,
+            buffers,
+        }
+    }
+
+    /// Writes `term`.
+    pub fn walk(&mut self, term: ErlNifTerm) -> Result<(), Stop> {
+        self.value(term)?;
+        loop {
+            let raw = self.raw;
+            // What the open list or map on top does next, its frame moved
+            // on in place.
+            let step = match self.buffers.stack.last_mut() {
+                None => return Ok(()),
+                Some(Frame::List { rest, first }) => match list_cell(raw, *rest) {
+                    Some((head, tail)) => {
+                        *rest = tail;
+                        let comma = !*first;
+                        *first = false;
+                        Step::Item { comma, head }
+                    }
+                    None if is_empty_list(raw, *rest) => Step::CloseList,
+                    None => Step::Improper(*rest),
+                },
+                Some(Frame::Object { start, at, end, .. }) if at == end => {
+                    Step::CloseObject { start: *start }
+                }
+                Some(Frame::Object {
+                    start, at, seen, ..
+                }) => {
+                    let pair = *at;
+                    *at += 2;
+                    Step::Pair {
+                        comma: pair != *start,
+                        pair,
+                        seen: *seen,
+                    }
+                }
+            };
+            match step {
+                Step::Item { comma, head } => {
+                    if comma {
+                        self.buffers.out.push(b',');
+                    }
+                    self.value(head)?;
+                }
+                Step::CloseList => {
+                    self.buffers.out.push(b']');
+                    self.buffers.stack.pop();
+                }
+                Step::Improper(tail) => return Err(Invalid::ImproperList(tail).into()),
+                Step::Pair { comma, pair, seen } => {
+                    if comma {
+                        self.buffers.out.push(b',');
+                    }
+                    let (key, value) = match self.buffers.pairs.get(pair..pair + 2) {
+                        Some(&[key, value]) => (key, value),
+                        _ => return Err(Stop::Broken),
+                    };
+                    self.key(key, seen)?;
+                    self.value(value)?;
+                }
+                Step::CloseObject { start } => {
+                    self.buffers.out.push(b'}');
+                    self.buffers.pairs.truncate(start);
+                    if let Some(Frame::Object { seen: Some(_), .. }) = self.buffers.stack.pop() {
+                        self.buffers.seen.pop();
+                    }
+                }
+            }
+        }
+    }
+
+    /// The walk's text as the result term its form asks for.
+    pub fn finish(&mut self) -> Result<ErlNifTerm, Stop> {
+        if self.options.form == Form::Line {
+            self.buffers.out.push(b'\n');
+        }
+        if let Some(time) = self.time {
+            if self.buffers.out.len() >= LONG_STRING {
+                time.afford(output::copy_nanos(self.buffers.out.len()))?;
+            }
+        }
+        let Buffers { out, pieces, .. } = &*self.buffers;
+        output::make(self.env, out, pieces).ok_or(Stop::Invalid(Invalid::NoMemory(out.len())))
+    }
+
+    #[inline]
+    fn charge(&self, units: usize) -> Result<(), Stop> {
+        match self.time {
+            Some(time) => Ok(time.charge(u32::try_from(units).unwrap_or(u32::MAX))?),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether `nanos` more work still ends within the call's time.
+    fn afford(&self, picos: u64) -> Result<(), Stop> {
+        match self.time {
+            Some(time) => Ok(time.afford(picos / 1000)?),
+            None => Ok(()),
+        }
+    }
+
+    /// Writes a scalar, or opens a list or map.
+    fn value(&mut self, term: ErlNifTerm) -> Result<(), Stop> {
+        self.charge(1)?;
+        // Strings are the most common value: asking for one first saves
+        // asking for the type.
+        if let Some(text) = self.binary(term) {
+            return self.string(term, text, true);
+        }
+        // SAFETY: `term` is part of the call's argument, made in `env`.
+        match unsafe { enif_term_type(self.raw, term) } {
+            ErlNifTermType::ERL_NIF_TERM_TYPE_ATOM => self.atom(term),
+            ErlNifTermType::ERL_NIF_TERM_TYPE_INTEGER => self.integer(term),
+            ErlNifTermType::ERL_NIF_TERM_TYPE_FLOAT => {
+                let mut value = 0.0;
+                // SAFETY: `term` is a float; the BEAM's floats are finite.
+                unsafe { enif_get_double(self.raw, term, &mut value) };
+                encode::write_float(&mut self.buffers.out, value);
+                Ok(())
+            }
+            ErlNifTermType::ERL_NIF_TERM_TYPE_LIST => {
+                if is_empty_list(self.raw, term) {
+                    self.buffers.out.extend_from_slice(b"[]");
+                } else {
+                    self.buffers.out.push(b'[');
+                    self.buffers.stack.push(Frame::List {
+                        rest: term,
+                        first: true,
+                    });
+                }
+                Ok(())
+            }
+            ErlNifTermType::ERL_NIF_TERM_TYPE_MAP => self.map(term),
+            ErlNifTermType::ERL_NIF_TERM_TYPE_TUPLE => match self.converted_pairs(term) {
+                Some(pairs) => self.pair_list(pairs),
+                None => Err(Invalid::Unsupported(term).into()),
+            },
+            _ => Err(Invalid::Unsupported(term).into()),
+        }
+    }
+
+    fn atom(&mut self, atom: ErlNifTerm) -> Result<(), Stop> {
+        let literal: &[u8] = if atom == atoms::nil().as_c_arg() {
+            b"null"
+        } else if atom == atoms::true_().as_c_arg() {
+            b"true"
+        } else if atom == atoms::false_().as_c_arg() {
+            b"false"
+        } else {
+            return self.atom_string(atom);
+        };
+        self.buffers.out.extend_from_slice(literal);
+        Ok(())
+    }
+
+    /// Writes an atom's text as a string, as `Atom.to_string/1` gives it.
+    fn atom_string(&mut self, atom: ErlNifTerm) -> Result<(), Stop> {
+        let Buffers { out, atoms, .. } = &mut *self.buffers;
+        atoms
+            .write(self.env, atom, self.options.escape, out)
+            .map_err(|()| Invalid::NoMemory(out.len()).into())
+    }
+
+    /// A binary's bytes; `None` for a bitstring that is not a binary.
+    fn binary(&self, term: ErlNifTerm) -> Option<&'a [u8]> {
+        let mut binary = MaybeUninit::<ErlNifBinary>::uninit();
+        // SAFETY: on success the BEAM fills `binary` with the bytes of
+        // `term`, which live as long as the call's environment.
+        unsafe {
+            if enif_inspect_binary(self.raw, term, binary.as_mut_ptr()) == 0 {
+                return None;
+            }
+            let binary = binary.assume_init();
+            if binary.size == 0 {
+                return Some(&[]);
+            }
+            Some(std::slice::from_raw_parts(binary.data, binary.size))
+        }
+    }
+
+    /// Writes a string; a long one without escapes may go into iodata as
+    /// `term` itself, if `may_reference`.
+    fn string(&mut self, term: ErlNifTerm, text: &[u8], may_reference: bool) -> Result<(), Stop> {
+        let escape = self.options.escape;
+        if text.len() >= LONG_STRING {
+            self.afford(text.len() as u64 * SCAN_PICOS_PER_BYTE)?;
+        }
+        // A unit of the time's count is a value, or 64 bytes of a string.
+        self.charge(text.len() / 64)?;
+        let plain = encode::check(text, escape).map_err(|invalid| Invalid::Utf8 {
+            string: term,
+            byte: text.get(invalid.position).copied().unwrap_or(0),
+        })?;
+        let out = &mut self.buffers.out;
+        let reference = may_reference && self.options.form != Form::Binary;
+        if plain == text.len() && reference && text.len() >= REFERENCE_MIN {
+            out.push(b'"');
+            self.buffers.pieces.push((out.len(), term));
+            out.push(b'"');
+            return Ok(());
+        }
+        if text.len() - plain >= LONG_STRING {
+            self.afford((text.len() - plain) as u64 * ESCAPE_PICOS_PER_BYTE)?;
+        }
+        let out = &mut self.buffers.out;
+        let grown = out.try_reserve(text.len() + 2);
+        grown
+            .and_then(|()| {
+                out.push(b'"');
+                if plain == text.len() {
+                    out.extend_from_slice(text);
+                } else {
+                    encode::write_escaped(out, text, plain, escape)?;
+                }
+                out.push(b'"');
+                Ok(())
+            })
+            .map_err(|_| Invalid::NoMemory(out.len()).into())
+    }
+
+    fn integer(&mut self, term: ErlNifTerm) -> Result<(), Stop> {
+        let out = &mut self.buffers.out;
+        let (mut signed, mut unsigned) = (0i64, 0u64);
+        // SAFETY: `term` is an integer; each call only reads it.
+        unsafe {
+            if enif_get_int64(self.raw, term, &mut signed) != 0 {
+                encode::write_integer(out, signed);
+                return Ok(());
+            }
+            if enif_get_uint64(self.raw, term, &mut unsigned) != 0 {
+                encode::write_unsigned(out, unsigned);
+                return Ok(());
+            }
+        }
+        self.big_integer(term)
+    }
+
+    /// A bignum, read from its external term format: the NIF interface has
+    /// no other way to read one.
+    fn big_integer(&mut self, term: ErlNifTerm) -> Result<(), Stop> {
+        // SAFETY: `term` is part of the call's argument.
+        let external = unsafe { Term::new(self.env, term) }.to_binary();
+        let (negative, magnitude) = match external.as_slice() {
+            [131, 110, length, sign, rest @ ..] => (*sign != 0, rest.get(..usize::from(*length))),
+            [131, 111, a, b, c, d, sign, rest @ ..] => {
+                let length = u32::from_be_bytes([*a, *b, *c, *d]) as usize;
+                (*sign != 0, rest.get(..length))
+            }
+            _ => (false, None),
+        };
+        let magnitude = magnitude.ok_or(Invalid::Unsupported(term))?;
+        let limbs = magnitude.len() as u64 / 8 + 1;
+        self.afford(limbs * limbs / 2 * BIG_PICOS_PER_LIMB_PAIR)?;
+        encode::write_big_integer(&mut self.buffers.out, negative, magnitude);
+        Ok(())
+    }
+
+    /// Writes a map's key and the `:` after it; under `seen`, checks it
+    /// was not written before in its map.
+    fn key(&mut self, key: ErlNifTerm, seen: Option<usize>) -> Result<(), Stop> {
+        let start = self.buffers.out.len();
+        if let Some(text) = self.binary(key) {
+            self.string(key, text, false)?;
+        } else {
+            self.other_key(key)?;
+        }
+        if let Some(index) = seen {
+            // The key's text, without its quotes.
+            let out = &self.buffers.out;
+            let text = out.get(start + 1..out.len() - 1).unwrap_or_default();
+            if !self.buffers.seen[index].insert(text.to_vec()) {
+                return Err(Invalid::DuplicateKey(text.to_vec()).into());
+            }
+        }
+        self.buffers.out.push(b':');
+        Ok(())
+    }
+
+    /// Writes a key that is not a binary.
+    fn other_key(&mut self, key: ErlNifTerm) -> Result<(), Stop> {
+        // SAFETY: `key` is part of the call's argument.
+        match unsafe { enif_term_type(self.raw, key) } {
+            ErlNifTermType::ERL_NIF_TERM_TYPE_ATOM => self.atom_string(key),
+            ErlNifTermType::ERL_NIF_TERM_TYPE_INTEGER => {
+                self.buffers.out.push(b'"');
+                self.integer(key)?;
+                self.buffers.out.push(b'"');
+                Ok(())
+            }
+            // `String.Chars` may turn anything else into a key: in Elixir.
+            _ if self.tag.is_none() => Err(Stop::Convert),
+            _ => Err(Invalid::Key(key).into()),
+        }
+    }
+
+    /// Opens a map, reading its pairs in `Map.to_list/1`'s order.
+    fn map(&mut self, map: ErlNifTerm) -> Result<(), Stop> {
+        let mut size = 0;
+        // SAFETY: `map` is a map.
+        unsafe { enif_get_map_size(self.raw, map, &mut size) };
+        if size == 0 {
+            self.buffers.out.extend_from_slice(b"{}");
+            return Ok(());
+        }
+        let start = self.buffers.pairs.len();
+        let kinds = self.read_pairs(map, size)?;
+        if kinds & STRUCT != 0 {
+            self.buffers.pairs.truncate(start);
+            return self.structure(map);
+        }
+        let checked = self.options.strict && (kinds & (kinds - 1)) != 0;
+        self.open_object(start, checked);
+        Ok(())
+    }
+
+    fn open_object(&mut self, start: usize, checked: bool) {
+        let seen = checked.then(|| {
+            self.buffers.seen.push(HashSet::new());
+            self.buffers.seen.len() - 1
+        });
+        self.buffers.out.push(b'{');
+        let end = self.buffers.pairs.len();
+        self.buffers.stack.push(Frame::Object {
+            start,
+            at: start,
+            end,
+            seen,
+        });
+    }
+
+    /// Pushes a map's keys and values onto `pairs`; returns the kinds of
+    /// its keys, with [`STRUCT`] for a struct.
+    fn read_pairs(&mut self, map: ErlNifTerm, size: usize) -> Result<u8, Stop> {
+        let forward = size <= FLAT_MAP_MAX;
+        let entry = if forward {
+            ErlNifMapIteratorEntry::ERL_NIF_MAP_ITERATOR_HEAD
+        } else {
+            ErlNifMapIteratorEntry::ERL_NIF_MAP_ITERATOR_TAIL
+        };
+        // The iterator stays where the BEAM wrote it: a copy of it, read
+        // right after the BEAM's stores, would stall.
+        let mut iterator = MaybeUninit::<ErlNifMapIterator>::uninit();
+        let iterator = iterator.as_mut_ptr();
+        // SAFETY: `map` is a map; once created, the iterator is used only
+        // until it is destroyed below, on every path.
+        if unsafe { enif_map_iterator_create(self.raw, map, iterator, entry) } == 0 {
+            return Err(Invalid::Unsupported(map).into());
+        }
+        let struct_key = atoms::struct_().as_c_arg();
+        let mut kinds = 0;
+        let mut read = Ok(());
+        loop {
+            let (mut key, mut value) = (ErlNifTerm::default(), ErlNifTerm::default());
+            // SAFETY: the iterator is live; the pair is written on success.
+            if unsafe { enif_map_iterator_get_pair(self.raw, iterator, &mut key, &mut value) } == 0
+            {
+                break;
+            }
+            if self.options.strict {
+                kinds |= self.key_kind(key);
+            }
+            if key == struct_key && self.is_atom(value) {
+                kinds |= STRUCT;
+            }
+            self.buffers.pairs.push(key);
+            self.buffers.pairs.push(value);
+            // Reading a pair costs about what writing a small value does.
+            read = self.charge(1);
+            if read.is_err() {
+                break;
+            }
+            // SAFETY: as above.
+            unsafe {
+                if forward {
+                    enif_map_iterator_next(self.raw, iterator);
+                } else {
+                    enif_map_iterator_prev(self.raw, iterator);
+                }
+            }
+        }
+        // SAFETY: created above, destroyed once.
+        unsafe { enif_map_iterator_destroy(self.raw, iterator) };
+        read.map(|()| kinds)
+    }
+
+    fn key_kind(&self, key: ErlNifTerm) -> u8 {
+        // SAFETY: `key` is part of the call's argument.
+        match unsafe { enif_term_type(self.raw, key) } {
+            ErlNifTermType::ERL_NIF_TERM_TYPE_BITSTRING => BINARY_KEY,
+            ErlNifTermType::ERL_NIF_TERM_TYPE_ATOM => ATOM_KEY,
+            ErlNifTermType::ERL_NIF_TERM_TYPE_INTEGER => INTEGER_KEY,
+            _ => OTHER_KEY,
+        }
+    }
+
+    /// A struct: the four Jason knows are written by Elixir's
+    /// `to_iso8601/1`, on the converting pass; any other is refused.
+    fn structure(&mut self, map: ErlNifTerm) -> Result<(), Stop> {
+        let module = self.struct_module(map);
+        let known = [
+            atoms::date(),
+            atoms::time(),
+            atoms::naive_date_time(),
+            atoms::date_time(),
+        ];
+        let is_known = known.iter().any(|atom| Some(atom.as_c_arg()) == module);
+        if is_known && self.tag.is_none() {
+            Err(Stop::Convert)
+        } else {
+            Err(Invalid::Struct(map).into())
+        }
+    }
+
+    fn struct_module(&self, map: ErlNifTerm) -> Option<ErlNifTerm> {
+        // SAFETY: `map` is a map, and the key an atom term.
+        unsafe { Term::new(self.env, map) }
+            .map_get(atoms::struct_())
+            .ok()
+            .map(|module| module.as_c_arg())
+    }
+
+    /// The pairs list of an object whose keys Elixir converted,
+    /// `{tag, pairs}`, on the pass after the conversion.
+    fn converted_pairs(&self, tuple: ErlNifTerm) -> Option<ErlNifTerm> {
+        let tag = self.tag?;
+        let elements = self.tuple(tuple)?;
+        match elements {
+            [first, pairs] if *first == tag => Some(*pairs),
+            _ => None,
+        }
+    }
+
+    /// Opens an object from a list of `{key, value}` tuples, in order.
+    /// Converted keys may repeat, so under `maps: :strict` they are checked.
+    fn pair_list(&mut self, list: ErlNifTerm) -> Result<(), Stop> {
+        let start = self.buffers.pairs.len();
+        let mut rest = list;
+        while let Some((pair, tail)) = list_cell(self.raw, rest) {
+            match self.tuple(pair) {
+                Some(&[key, value]) => {
+                    self.buffers.pairs.push(key);
+                    self.buffers.pairs.push(value);
+                }
+                _ => return Err(Invalid::Unsupported(pair).into()),
+            }
+            self.charge(1)?;
+            rest = tail;
+        }
+        if self.buffers.pairs.len() == start {
+            self.buffers.out.extend_from_slice(b"{}");
+            return Ok(());
+        }
+        self.open_object(start, self.options.strict);
+        Ok(())
+    }
+
+    fn tuple(&self, term: ErlNifTerm) -> Option<&'a [ErlNifTerm]> {
+        let mut arity = 0;
+        let mut elements = std::ptr::null();
+        // SAFETY: on success the BEAM points `elements` at the tuple's
+        // `arity` elements, which live as long as the call's environment.
+        unsafe {
+            if enif_get_tuple(self.raw, term, &mut arity, &mut elements) == 0 || elements.is_null()
+            {
+                return None;
+            }
+            Some(std::slice::from_raw_parts(elements, arity as usize))
+        }
+    }
+
+    fn is_atom(&self, term: ErlNifTerm) -> bool {
+        // SAFETY: reads a term of the call's argument.
+        matches!(
+            unsafe { enif_term_type(self.raw, term) },
+            ErlNifTermType::ERL_NIF_TERM_TYPE_ATOM
+        )
+    }
+}
+
+fn list_cell(raw: *mut ErlNifEnv, list: ErlNifTerm) -> Option<(ErlNifTerm, ErlNifTerm)> {
+    let (mut head, mut tail) = (ErlNifTerm::default(), ErlNifTerm::default());
+    // SAFETY: reads a term of the call's argument; writes on success.
+    let is_cell = unsafe { enif_get_list_cell(raw, list, &mut head, &mut tail) } != 0;
+    is_cell.then_some((head, tail))
+}
+
+fn is_empty_list(raw: *mut ErlNifEnv, term: ErlNifTerm) -> bool {
+    // SAFETY: reads a term of the call's argument.
+    unsafe { enif_is_empty_list(raw, term) != 0 }
+}
+
+/// In the kinds [`Walker::read_pairs`] returns: the map is a struct.
+const STRUCT: u8 = 16;
+
+mod atom_text {
+    //! An atom's text, as `Atom.to_string/1` gives it, escaped and quoted,
+    //! kept per scheduler thread: atoms live as long as the VM, so an
+    //! atom's term stands for the same text in every call.
+
+    use mcp_framer_core::encode::{self, Escape};
+    use rustler::sys::{enif_get_atom, enif_get_atom_length, ErlNifCharEncoding, ErlNifTerm};
+    use rustler::{Env, Term};
+    use std::hash::{Hash, Hasher};
+
+    const SLOTS: usize = 512;
+    /// The longest text kept, quotes included.
+    const TEXT_MAX: usize = 54;
+
+    #[derive(Clone, Copy)]
+    struct Slot {
+        atom: ErlNifTerm,
+        escape: Option<Escape>,
+        length: u8,
+        text: [u8; TEXT_MAX],
+    }
+
+    pub struct Cache {
+        slots: Box<[Slot]>,
+    }
+
+    impl Default for Cache {
+        fn default() -> Cache {
+            let empty = Slot {
+                atom: ErlNifTerm::default(),
+                escape: None,
+                length: 0,
+                text: [0; TEXT_MAX],
+            };
+            Cache {
+                slots: vec![empty; SLOTS].into_boxed_slice(),
+            }
+        }
+    }
+
+    /// Takes the term's word as its hash.
+    struct Word(u64);
+
+    impl Hasher for Word {
+        fn write(&mut self, bytes: &[u8]) {
+            for &byte in bytes {
+                self.0 = self.0.rotate_left(8) ^ u64::from(byte);
+            }
+        }
+        fn write_usize(&mut self, word: usize) {
+            self.0 = word as u64;
+        }
+        fn finish(&self) -> u64 {
+            self.0
+        }
+    }
+
+    fn slot(atom: ErlNifTerm) -> usize {
+        let mut word = Word(0);
+        atom.hash(&mut word);
+        // An atom's word is its index above six tag bits.
+        ((word.0 >> 6).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 55) as usize % SLOTS
+    }
+
+    impl Cache {
+        /// Appends the atom's text as a JSON string; `Err` if out of memory.
+        pub fn write(
+            &mut self,
+            env: Env<'_>,
+            atom: ErlNifTerm,
+            escape: Escape,
+            out: &mut Vec<u8>,
+        ) -> Result<(), ()> {
+            let slot = &mut self.slots[slot(atom)];
+            if slot.atom == atom && slot.escape == Some(escape) {
+                out.extend_from_slice(&slot.text[..usize::from(slot.length)]);
+                return Ok(());
+            }
+            let start = out.len();
+            let text = utf8(env, atom).ok_or(())?;
+            out.try_reserve(text.len() + 2).map_err(|_| ())?;
+            out.push(b'"');
+            // An atom's text is valid UTF-8.
+            encode::write_escaped(out, &text, 0, escape).map_err(|_| ())?;
+            out.push(b'"');
+            let written = &out[start..];
+            if written.len() <= TEXT_MAX {
+                slot.atom = atom;
+                slot.escape = Some(escape);
+                slot.length = written.len() as u8;
+                slot.text[..written.len()].copy_from_slice(written);
+            }
+            Ok(())
+        }
+    }
+
+    /// The atom's text in UTF-8.
+    fn utf8(env: Env<'_>, atom: ErlNifTerm) -> Option<Vec<u8>> {
+        let raw = env.as_c_arg();
+        let mut length = 0;
+        let latin1 = ErlNifCharEncoding::ERL_NIF_LATIN1;
+        // SAFETY: `atom` is an atom; at most 255 characters and a NUL are
+        // written into the 256 bytes given.
+        unsafe {
+            if enif_get_atom_length(raw, atom, &mut length, latin1) != 0 {
+                let mut bytes = [0u8; 256];
+                let written = enif_get_atom(raw, atom, bytes.as_mut_ptr().cast(), 256, latin1);
+                let latin1 = bytes.get(..(written as usize).checked_sub(1)?)?;
+                let mut text = Vec::with_capacity(latin1.len() * 2);
+                for &byte in latin1 {
+                    if byte < 0x80 {
+                        text.push(byte);
+                    } else {
+                        text.extend_from_slice(&[0xC0 | byte >> 6, 0x80 | (byte & 0x3F)]);
+                    }
+                }
+                return Some(text);
+            }
+        }
+        // Characters past Latin-1: the external term format holds the text
+        // in UTF-8, as ATOM_UTF8_EXT (118) or SMALL_ATOM_UTF8_EXT (119).
+        // SAFETY: `atom` is part of the call's argument.
+        let external = unsafe { Term::new(env, atom) }.to_binary();
+        match external.as_slice() {
+            [131, 118, high, low, text @ ..] => {
+                let length = usize::from(u16::from_be_bytes([*high, *low]));
+                text.get(..length).map(<[u8]>::to_vec)
+            }
+            [131, 119, length, text @ ..] => text.get(..usize::from(*length)).map(<[u8]>::to_vec),
+            _ => None,
+        }
+    }
+}
