@@ -1,7 +1,8 @@
 # make test   installs Elixir when missing, then runs every test and gate
 # make demo   frames a real MCP stdio server: make demo SERVER="cmd args"
-# make fuzz   fuzzes the framer and the JSON parser, FUZZ_SECONDS in all
-#             (default 20, half each; make test runs it)
+# make fuzz   fuzzes the framer, the JSON parser and the encoder's string
+#             writing, FUZZ_SECONDS in all (default 20, a third each; make
+#             test runs it)
 # make dialyzer  checks the specs of the compiled modules (make test runs it)
 # make bench    McpFramer against a pure-Elixir framer, jiffy and Elixir's JSON
 #               (BENCH_ONLY=...; BEAM=trixie or forky runs it in that root)
@@ -40,13 +41,14 @@ rust-tests:
 	cargo test --locked
 	cargo fmt --manifest-path fuzz/Cargo.toml --check
 
-# Each target gets half, rounded up: -max_total_time=0 would mean no limit.
-fuzz: FUZZ_EACH = $(shell echo $$(( ($(FUZZ_SECONDS) + 1) / 2 )))
+# Each target gets a third, rounded up: -max_total_time=0 would mean no limit.
+fuzz: FUZZ_EACH = $(shell echo $$(( ($(FUZZ_SECONDS) + 2) / 3 )))
 fuzz:
 	cd fuzz && RUSTFLAGS="$(FUZZ_RUSTFLAGS)" cargo build --locked --release --target $(HOST) --target-dir target
-	mkdir -p fuzz/corpus/feed fuzz/corpus/json fuzz/artifacts
+	mkdir -p fuzz/corpus/feed fuzz/corpus/json fuzz/corpus/escape fuzz/artifacts
 	fuzz/target/$(HOST)/release/feed -max_total_time=$(FUZZ_EACH) -max_len=4096 -artifact_prefix=fuzz/artifacts/feed- fuzz/corpus/feed
 	fuzz/target/$(HOST)/release/json -max_total_time=$(FUZZ_EACH) -max_len=4096 -artifact_prefix=fuzz/artifacts/json- fuzz/corpus/json
+	fuzz/target/$(HOST)/release/escape -max_total_time=$(FUZZ_EACH) -max_len=1024 -artifact_prefix=fuzz/artifacts/escape- fuzz/corpus/escape fuzz/corpus/json
 
 # The MCP reference server for the integration tests, pinned by its lock file.
 EVERYTHING := test/mcp_server/node_modules/.package-lock.json
