@@ -2,7 +2,7 @@
 # like a Port's, interleaved, best of @rounds runs each; then a trace file
 # through a real stream-mode Port. Then the same for decoding: McpFramer
 # with decode: :json against the baseline followed by jiffy, and by
-# Elixir's JSON on Elixir 1.18+. Requiring
+# Elixir's JSON on Elixir 1.18+; then encoding (bench/encode.exs). Requiring
 # this file defines the workloads; `Bench.main()` runs them (make bench:
 # mix run -r bench/run.exs -e "Bench.main()"), and bench/compare.exs
 # reuses them.
@@ -314,6 +314,7 @@ defmodule Bench do
 
     Bench.Decoding.main(only)
     Bench.Documents.main(only)
+    Bench.Encoding.main(only)
   end
 
   # A parity row below 1.0x but not below 0.95x is within this shared
@@ -668,5 +669,6 @@ defmodule Bench.Decoding do
   end
 end
 
-# Uses Bench's helpers, so it is compiled after Bench.
+# Use Bench's helpers, so they are compiled after Bench.
 Code.require_file("documents.exs", __DIR__)
+Code.require_file("encode.exs", __DIR__)

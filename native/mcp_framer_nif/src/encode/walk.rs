@@ -102,25 +102,8 @@ pub enum Invalid {
     NoMemory(usize),
 }
 
-/// What the walk does next for the open list or map on top of the stack.
-enum Step {
-    Item {
-        comma: bool,
-        head: ErlNifTerm,
-    },
-    CloseList,
-    Improper(ErlNifTerm),
-    Pair {
-        comma: bool,
-        pair: usize,
-        seen: Option<usize>,
-    },
-    CloseObject {
-        start: usize,
-    },
-}
-
 /// An open list or map.
+#[derive(Clone, Copy)]
 enum Frame {
     /// A list, written up to `rest`; `first` until an item is written.
     List { rest: ErlNifTerm, first: bool },
@@ -132,6 +115,13 @@ enum Frame {
         end: usize,
         seen: Option<usize>,
     },
+}
+
+struct Atoms {
+    nil: ErlNifTerm,
+    true_: ErlNifTerm,
+    false_: ErlNifTerm,
+    struct_: ErlNifTerm,
 }
 
 /// The buffers of a walk, kept between calls on a scheduler thread.
@@ -176,6 +166,8 @@ const OTHER_KEY: u8 = 8;
 pub struct Walker<'a, 'b> {
     env: Env<'a>,
     raw: *mut ErlNifEnv,
+    /// The atoms compared with every atom and map key, read once.
+    atoms: Atoms,
     options: Options,
     /// The tag of a converted term; `None` on the first pass.
     tag: Option<ErlNifTerm>,
@@ -194,6 +186,12 @@ impl<'a, 'b> Walker<'a, 'b> {
         Walker {
             env,
             raw: env.as_c_arg(),
+            atoms: Atoms {
+                nil: atoms::nil().as_c_arg(),
+                true_: atoms::true_().as_c_arg(),
+                false_: atoms::false_().as_c_arg(),
+                struct_: atoms::struct_().as_c_arg(),
+            },
             options,
             tag,
             time,
@@ -204,69 +202,94 @@ impl<'a, 'b> Walker<'a, 'b> {
     /// Writes `term`.
     pub fn walk(&mut self, term: ErlNifTerm) -> Result<(), Stop> {
         self.value(term)?;
-        loop {
-            let raw = self.raw;
-            // What the open list or map on top does next, its frame moved
-            // on in place.
-            let step = match self.buffers.stack.last_mut() {
-                None => return Ok(()),
-                Some(Frame::List { rest, first }) => match list_cell(raw, *rest) {
-                    Some((head, tail)) => {
-                        *rest = tail;
-                        let comma = !*first;
-                        *first = false;
-                        Step::Item { comma, head }
-                    }
-                    None if is_empty_list(raw, *rest) => Step::CloseList,
-                    None => Step::Improper(*rest),
-                },
-                Some(Frame::Object { start, at, end, .. }) if at == end => {
-                    Step::CloseObject { start: *start }
-                }
-                Some(Frame::Object {
-                    start, at, seen, ..
-                }) => {
-                    let pair = *at;
-                    *at += 2;
-                    Step::Pair {
-                        comma: pair != *start,
-                        pair,
-                        seen: *seen,
-                    }
-                }
-            };
-            match step {
-                Step::Item { comma, head } => {
-                    if comma {
-                        self.buffers.out.push(b',');
-                    }
-                    self.value(head)?;
-                }
-                Step::CloseList => {
-                    self.buffers.out.push(b']');
-                    self.buffers.stack.pop();
-                }
-                Step::Improper(tail) => return Err(Invalid::ImproperList(tail).into()),
-                Step::Pair { comma, pair, seen } => {
-                    if comma {
-                        self.buffers.out.push(b',');
-                    }
-                    let (key, value) = match self.buffers.pairs.get(pair..pair + 2) {
-                        Some(&[key, value]) => (key, value),
-                        _ => return Err(Stop::Broken),
-                    };
-                    self.key(key, seen)?;
-                    self.value(value)?;
-                }
-                Step::CloseObject { start } => {
-                    self.buffers.out.push(b'}');
-                    self.buffers.pairs.truncate(start);
-                    if let Some(Frame::Object { seen: Some(_), .. }) = self.buffers.stack.pop() {
-                        self.buffers.seen.pop();
-                    }
-                }
+        while let Some(&frame) = self.buffers.stack.last() {
+            let depth = self.buffers.stack.len();
+            match frame {
+                Frame::List { rest, first } => self.items(depth, rest, first)?,
+                Frame::Object {
+                    start,
+                    at,
+                    end,
+                    seen,
+                } => self.pairs(depth, start, at, end, seen)?,
             }
         }
+        Ok(())
+    }
+
+    /// Writes the items of the list open at `depth` from `rest` on, until
+    /// it ends or an item opens a list or map. The frame is written back
+    /// only then: a run of scalars never touches the stack.
+    fn items(&mut self, depth: usize, mut rest: ErlNifTerm, first: bool) -> Result<(), Stop> {
+        let mut comma = !first;
+        loop {
+            let Some((head, tail)) = list_cell(self.raw, rest) else {
+                if !is_empty_list(self.raw, rest) {
+                    return Err(Invalid::ImproperList(rest).into());
+                }
+                self.buffers.out.push(b']');
+                self.buffers.stack.pop();
+                return Ok(());
+            };
+            if comma {
+                self.buffers.out.push(b',');
+            }
+            comma = true;
+            rest = tail;
+            self.value(head)?;
+            if self.buffers.stack.len() > depth {
+                let frame = Frame::List { rest, first: false };
+                return self.set_frame(depth, frame);
+            }
+        }
+    }
+
+    /// Writes the pairs of the map open at `depth`, `pairs[at..end]`, until
+    /// they end or a value opens a list or map, as [`Walker::items`] does.
+    fn pairs(
+        &mut self,
+        depth: usize,
+        start: usize,
+        mut at: usize,
+        end: usize,
+        seen: Option<usize>,
+    ) -> Result<(), Stop> {
+        while at < end {
+            let Some(&[key, value]) = self.buffers.pairs.get(at..at + 2) else {
+                return Err(Stop::Broken);
+            };
+            if at != start {
+                self.buffers.out.push(b',');
+            }
+            at += 2;
+            self.key(key, seen)?;
+            self.value(value)?;
+            if self.buffers.stack.len() > depth {
+                let frame = Frame::Object {
+                    start,
+                    at,
+                    end,
+                    seen,
+                };
+                return self.set_frame(depth, frame);
+            }
+        }
+        self.buffers.out.push(b'}');
+        self.buffers.pairs.truncate(start);
+        if seen.is_some() {
+            self.buffers.seen.pop();
+        }
+        self.buffers.stack.pop();
+        Ok(())
+    }
+
+    /// Puts back the frame of the list or map open at `depth`.
+    fn set_frame(&mut self, depth: usize, frame: Frame) -> Result<(), Stop> {
+        let slot = depth
+            .checked_sub(1)
+            .and_then(|i| self.buffers.stack.get_mut(i));
+        *slot.ok_or(Stop::Broken)? = frame;
+        Ok(())
     }
 
     /// The walk's text as the result term its form asks for.
@@ -302,13 +325,12 @@ impl<'a, 'b> Walker<'a, 'b> {
     /// Writes a scalar, or opens a list or map.
     fn value(&mut self, term: ErlNifTerm) -> Result<(), Stop> {
         self.charge(1)?;
-        // Strings are the most common value: asking for one first saves
-        // asking for the type.
-        if let Some(text) = self.binary(term) {
-            return self.string(term, text, true);
-        }
         // SAFETY: `term` is part of the call's argument, made in `env`.
         match unsafe { enif_term_type(self.raw, term) } {
+            ErlNifTermType::ERL_NIF_TERM_TYPE_BITSTRING => match self.binary(term) {
+                Some(text) => self.string(term, text, true),
+                None => Err(Invalid::Unsupported(term).into()),
+            },
             ErlNifTermType::ERL_NIF_TERM_TYPE_ATOM => self.atom(term),
             ErlNifTermType::ERL_NIF_TERM_TYPE_INTEGER => self.integer(term),
             ErlNifTermType::ERL_NIF_TERM_TYPE_FLOAT => {
@@ -340,16 +362,13 @@ impl<'a, 'b> Walker<'a, 'b> {
     }
 
     fn atom(&mut self, atom: ErlNifTerm) -> Result<(), Stop> {
-        let literal: &[u8] = if atom == atoms::nil().as_c_arg() {
-            b"null"
-        } else if atom == atoms::true_().as_c_arg() {
-            b"true"
-        } else if atom == atoms::false_().as_c_arg() {
-            b"false"
-        } else {
-            return self.atom_string(atom);
-        };
-        self.buffers.out.extend_from_slice(literal);
+        let out = &mut self.buffers.out;
+        match atom {
+            _ if atom == self.atoms.nil => out.extend_from_slice(b"null"),
+            _ if atom == self.atoms.true_ => out.extend_from_slice(b"true"),
+            _ if atom == self.atoms.false_ => out.extend_from_slice(b"false"),
+            _ => return self.atom_string(atom),
+        }
         Ok(())
     }
 
@@ -459,10 +478,13 @@ impl<'a, 'b> Walker<'a, 'b> {
     /// was not written before in its map.
     fn key(&mut self, key: ErlNifTerm, seen: Option<usize>) -> Result<(), Stop> {
         let start = self.buffers.out.len();
-        if let Some(text) = self.binary(key) {
-            self.string(key, text, false)?;
-        } else {
-            self.other_key(key)?;
+        // SAFETY: `key` is part of the call's argument.
+        match unsafe { enif_term_type(self.raw, key) } {
+            ErlNifTermType::ERL_NIF_TERM_TYPE_BITSTRING if self.binary(key).is_some() => {
+                let text = self.binary(key).unwrap_or_default();
+                self.string(key, text, false)?;
+            }
+            kind => self.other_key(key, kind)?,
         }
         if let Some(index) = seen {
             // The key's text, without its quotes.
@@ -476,10 +498,9 @@ impl<'a, 'b> Walker<'a, 'b> {
         Ok(())
     }
 
-    /// Writes a key that is not a binary.
-    fn other_key(&mut self, key: ErlNifTerm) -> Result<(), Stop> {
-        // SAFETY: `key` is part of the call's argument.
-        match unsafe { enif_term_type(self.raw, key) } {
+    /// Writes a key that is not a binary, of type `kind`.
+    fn other_key(&mut self, key: ErlNifTerm, kind: ErlNifTermType) -> Result<(), Stop> {
+        match kind {
             ErlNifTermType::ERL_NIF_TERM_TYPE_ATOM => self.atom_string(key),
             ErlNifTermType::ERL_NIF_TERM_TYPE_INTEGER => {
                 self.buffers.out.push(b'"');
@@ -546,7 +567,7 @@ impl<'a, 'b> Walker<'a, 'b> {
         if unsafe { enif_map_iterator_create(self.raw, map, iterator, entry) } == 0 {
             return Err(Invalid::Unsupported(map).into());
         }
-        let struct_key = atoms::struct_().as_c_arg();
+        let struct_key = self.atoms.struct_;
         let mut kinds = 0;
         let mut read = Ok(());
         loop {
