@@ -35,6 +35,7 @@ impl Escape {
 
     /// The bytes a scan must stop at: those that are escaped, and the
     /// first byte of U+2028 and U+2029 (0xE2), which may be.
+    #[inline(always)]
     pub fn stops(self) -> Stops {
         match self {
             Escape::Json => Stops {
@@ -56,42 +57,49 @@ impl Escape {
         }
     }
 
-    /// What a byte below 0x80 becomes, if it is escaped.
-    fn ascii(self, byte: u8) -> Option<&'static [u8]> {
+    /// What a byte below 0x80 becomes, if it is escaped: up to six
+    /// bytes, then the count of them in the last.
+    #[inline]
+    fn ascii(self, byte: u8) -> Option<[u8; 8]> {
         match (self, byte) {
-            (Escape::HtmlSafe, b'/') => Some(br"\/"),
-            (Escape::HtmlSafe, b'<') => Some(br"\u003C"),
+            (Escape::HtmlSafe, b'/') => Some(sequence(br"\/")),
+            (Escape::HtmlSafe, b'<') => Some(sequence(br"\u003C")),
             _ => JSON_ESCAPES.get(usize::from(byte)).copied().flatten(),
         }
     }
 }
 
+/// An escape sequence of up to six bytes in eight, its length in the
+/// last: written as one word, then cut to its length.
+const fn sequence(bytes: &[u8]) -> [u8; 8] {
+    let mut word = [0; 8];
+    let mut i = 0;
+    while i < bytes.len() {
+        word[i] = bytes[i];
+        i += 1;
+    }
+    word[7] = bytes.len() as u8;
+    word
+}
+
 /// What each ASCII byte becomes in every mode: `None` for those written
 /// as they are.
-const JSON_ESCAPES: [Option<&[u8]>; 0x80] = {
+const JSON_ESCAPES: [Option<[u8; 8]>; 0x80] = {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
-    const CONTROLS: [[u8; 6]; 0x20] = {
-        let mut controls = [[0; 6]; 0x20];
-        let mut byte = 0;
-        while byte < 0x20 {
-            controls[byte] = [b'\\', b'u', b'0', b'0', HEX[byte >> 4], HEX[byte & 0xF]];
-            byte += 1;
-        }
-        controls
-    };
-    let mut table: [Option<&[u8]>; 0x80] = [None; 0x80];
+    let mut table: [Option<[u8; 8]>; 0x80] = [None; 0x80];
     let mut byte = 0;
     while byte < 0x20 {
-        table[byte] = Some(&CONTROLS[byte]);
+        let hex = [b'\\', b'u', b'0', b'0', HEX[byte >> 4], HEX[byte & 0xF]];
+        table[byte] = Some(sequence(&hex));
         byte += 1;
     }
-    table[0x08] = Some(br"\b");
-    table[0x09] = Some(br"\t");
-    table[0x0A] = Some(br"\n");
-    table[0x0C] = Some(br"\f");
-    table[0x0D] = Some(br"\r");
-    table[b'"' as usize] = Some(br#"\""#);
-    table[b'\\' as usize] = Some(br"\\");
+    table[0x08] = Some(sequence(br"\b"));
+    table[0x09] = Some(sequence(br"\t"));
+    table[0x0A] = Some(sequence(br"\n"));
+    table[0x0C] = Some(sequence(br"\f"));
+    table[0x0D] = Some(sequence(br"\r"));
+    table[b'"' as usize] = Some(sequence(br#"\""#));
+    table[b'\\' as usize] = Some(sequence(br"\\"));
     table
 };
 
@@ -127,6 +135,17 @@ impl From<TryReserveError> for WriteError {
 /// escaped or past ASCII, finds that out, and only the rest is checked.
 #[inline]
 pub fn check(text: &[u8], escape: Escape) -> Result<usize, InvalidUtf8> {
+    // Each mode's own copy, its bytes to stop at constants in the scan.
+    match escape {
+        Escape::Json => check_in(text, Escape::Json),
+        Escape::UnicodeSafe => check_in(text, Escape::UnicodeSafe),
+        Escape::JavascriptSafe => check_in(text, Escape::JavascriptSafe),
+        Escape::HtmlSafe => check_in(text, Escape::HtmlSafe),
+    }
+}
+
+#[inline(always)]
+fn check_in(text: &[u8], escape: Escape) -> Result<usize, InvalidUtf8> {
     let stops = Stops {
         high: true,
         ..escape.stops()
@@ -159,7 +178,7 @@ pub fn check_utf8(text: &[u8]) -> Result<(), InvalidUtf8> {
 
 /// The index of the first character of `text` (valid UTF-8) from `from` on
 /// that `escape` escapes, or `text.len()` if it writes the rest unchanged.
-#[inline]
+#[inline(always)]
 pub fn first_escape(text: &[u8], from: usize, escape: Escape) -> usize {
     let stops = escape.stops();
     let mut at = from;
@@ -188,27 +207,56 @@ pub fn write_escaped(
     plain: usize,
     escape: Escape,
 ) -> Result<(), TryReserveError> {
-    out.try_reserve(text.len())?;
-    let mut start = 0;
+    // Each mode's own copy, as in `check`.
+    match escape {
+        Escape::Json => write_escaped_in(out, text, plain, Escape::Json),
+        Escape::UnicodeSafe => write_escaped_in(out, text, plain, Escape::UnicodeSafe),
+        Escape::JavascriptSafe => write_escaped_in(out, text, plain, Escape::JavascriptSafe),
+        Escape::HtmlSafe => write_escaped_in(out, text, plain, Escape::HtmlSafe),
+    }
+}
+
+#[inline(always)]
+fn write_escaped_in(
+    out: &mut Vec<u8>,
+    text: &[u8],
+    plain: usize,
+    escape: Escape,
+) -> Result<(), TryReserveError> {
+    let stops = escape.stops();
+    let plain = plain.min(text.len());
+    out.try_reserve(text.len() + LANE)?;
+    out.extend_from_slice(&text[..plain]);
     let mut at = plain;
-    loop {
-        at = first_escape(text, at, escape);
-        out.extend_from_slice(&text[start..at]);
-        let Some(&byte) = text.get(at) else {
-            return Ok(());
-        };
-        out.try_reserve(ESCAPE_MAX)?;
+    while let Some(&byte) = text.get(at) {
+        // Room for the rest, a lane stored whole and an escape's growth,
+        // so that nothing below allocates but here, where it may fail.
+        out.try_reserve(text.len() - at + LANE + ESCAPE_MAX)?;
         at += if byte < 0x80 {
-            // The scan stops only at bytes the mode escapes.
-            let sequence = escape.ascii(byte).unwrap_or(&text[at..at + 1]);
-            out.extend_from_slice(sequence);
+            match escape.ascii(byte) {
+                Some(sequence) => {
+                    let length = out.len() + usize::from(sequence[7]);
+                    out.extend_from_slice(&sequence);
+                    out.truncate(length);
+                }
+                // The scan stops only at bytes the mode escapes.
+                None => out.push(byte),
+            }
+            1
+        } else if escape != Escape::UnicodeSafe && !line_separator(text, at) {
+            // Another character of U+2000 to U+2FFF: its first byte.
+            out.push(byte);
             1
         } else {
             write_char_escape(out, &text[at..])
         };
-        start = at;
+        at = lanes::copy_to_stop(text, at, stops, out);
     }
+    Ok(())
 }
+
+/// The most bytes [`lanes::copy_to_stop`] stores past what it keeps.
+const LANE: usize = 16;
 
 /// Writes the `\u` escape of the character `rest` starts with, which is
 /// past ASCII; returns its length in bytes.

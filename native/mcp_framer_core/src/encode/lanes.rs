@@ -30,7 +30,7 @@ impl Stops {
 
 /// The first index from `from` on whose byte `stops` holds, or
 /// `text.len()` if there is none.
-#[inline]
+#[inline(always)]
 pub fn find(text: &[u8], from: usize, stops: Stops) -> usize {
     #[cfg(target_arch = "x86_64")]
     {
@@ -44,6 +44,21 @@ pub fn find(text: &[u8], from: usize, stops: Stops) -> usize {
     }
     #[cfg(not(target_arch = "x86_64"))]
     portable::find(text, from, stops)
+}
+
+/// Appends `text[from..stop]` to `out` and returns `stop`, the index
+/// [`find`] gives. Each lane is stored whole and the bytes past the stop
+/// cut off again: a run between two escapes is copied without a call to
+/// `memcpy`, which costs more than such a run.
+///
+/// `out` must have room for `text.len() - from + 16` more bytes, or it
+/// grows.
+#[inline(always)]
+pub fn copy_to_stop(text: &[u8], from: usize, stops: Stops, out: &mut Vec<u8>) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    return sse2::copy_to_stop(text, from, stops, out);
+    #[cfg(not(target_arch = "x86_64"))]
+    return portable::copy_to_stop(text, from, stops, out);
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -97,6 +112,7 @@ pub mod sse2 {
     /// already read masked off; a shorter string is read into one lane
     /// from two overlapping words, or one word padded with spaces, at
     /// which no scan stops.
+    #[inline(always)]
     pub fn find(text: &[u8], from: usize, stops: Stops) -> usize {
         let mut at = from;
         while let Some(lane) = text.get(at..).and_then(|rest| rest.first_chunk::<16>()) {
@@ -130,6 +146,25 @@ pub mod sse2 {
             0 => length,
             rest => (at + rest.trailing_zeros() as usize).min(length),
         }
+    }
+
+    /// [`super::copy_to_stop`] sixteen bytes at a time.
+    #[inline(always)]
+    pub fn copy_to_stop(text: &[u8], from: usize, stops: Stops, out: &mut Vec<u8>) -> usize {
+        let mut at = from;
+        while let Some(lane) = text.get(at..).and_then(|rest| rest.first_chunk::<16>()) {
+            let found = mask(lane, stops);
+            out.extend_from_slice(lane);
+            if found != 0 {
+                let kept = found.trailing_zeros() as usize;
+                out.truncate(out.len() - 16 + kept);
+                return at + kept;
+            }
+            at += 16;
+        }
+        let stop = find(text, at, stops);
+        out.extend_from_slice(&text[at..stop]);
+        stop
     }
 }
 
@@ -264,6 +299,24 @@ pub mod portable {
             found => (at + found.trailing_zeros() as usize / 8).min(text.len()),
         }
     }
+
+    /// [`super::copy_to_stop`] eight bytes at a time.
+    pub fn copy_to_stop(text: &[u8], from: usize, stops: Stops, out: &mut Vec<u8>) -> usize {
+        let mut at = from;
+        while let Some(word) = text.get(at..).and_then(|rest| rest.first_chunk::<8>()) {
+            let found = mask(u64::from_le_bytes(*word), stops);
+            out.extend_from_slice(word);
+            if found != 0 {
+                let kept = found.trailing_zeros() as usize / 8;
+                out.truncate(out.len() - 8 + kept);
+                return at + kept;
+            }
+            at += 8;
+        }
+        let stop = find(text, at, stops);
+        out.extend_from_slice(&text[at..stop]);
+        stop
+    }
 }
 
 #[cfg(test)]
@@ -323,6 +376,37 @@ mod tests {
                             }
                         }
                     }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn copies_to_the_stop_append_what_lies_before_it_alike_from_every_offset() {
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        for case in 0..2_000 {
+            let length = case % 200;
+            let text: Vec<u8> = (0..length)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    [b'"', 0x1F, 0xE2, 0xC3, b'<', b'a', b'b', b'c'][state as usize % 8]
+                })
+                .collect();
+            for stops in MODES {
+                for from in 0..=length {
+                    let stop = reference(&text, from, stops);
+                    let copied = |copy: fn(&[u8], usize, Stops, &mut Vec<u8>) -> usize| {
+                        let mut out = b"head".to_vec();
+                        let at = copy(&text, from, stops, &mut out);
+                        (at, out)
+                    };
+                    let expected = (stop, [b"head", &text[from..stop]].concat());
+                    assert_eq!(copied(portable::copy_to_stop), expected);
+                    assert_eq!(copied(copy_to_stop), expected);
+                    #[cfg(target_arch = "x86_64")]
+                    assert_eq!(copied(sse2::copy_to_stop), expected);
                 }
             }
         }
