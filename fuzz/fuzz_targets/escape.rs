@@ -1,9 +1,10 @@
 //! Any bytes through the encoder's string writing, in every escape mode.
 //!
-//! * The scan's vector twins (SSE2, AVX2 when the CPU has it) are held to
-//!   the portable one from every offset of the input's first 64 bytes,
-//!   which covers every place in a 16- or 32-byte lane, and of its last
-//!   64, where the lanes run out.
+//! * The scan's vector twins (SSE2, AVX2 when the CPU has it), and the
+//!   copy up to the next byte to escape, are held to the portable ones
+//!   from every offset of the input's first 64 bytes, which covers every
+//!   place in a 16- or 32-byte lane, and of its last 64, where the lanes
+//!   run out.
 //! * `check` must refuse exactly what std refuses, at the same byte, and
 //!   give a plain prefix that needs no escape.
 //! * The written text must be what a reference writes character by
@@ -23,6 +24,12 @@ fuzz_target!(|input: &[u8]| {
         for from in (0..end.min(64)).chain(end.saturating_sub(64)..=end) {
             let portable = lanes::portable::find(input, from, stops);
             assert_eq!(lanes::find(input, from, stops), portable);
+            let mut copied = Vec::new();
+            assert_eq!(
+                lanes::portable::copy_to_stop(input, from, stops, &mut copied),
+                portable
+            );
+            assert_eq!(copied, &input[from..portable]);
             #[cfg(target_arch = "x86_64")]
             {
                 assert_eq!(lanes::sse2::find(input, from, stops), portable);
@@ -30,6 +37,9 @@ fuzz_target!(|input: &[u8]| {
                     // SAFETY: the CPU has AVX2, just checked.
                     assert_eq!(unsafe { lanes::avx2::find(input, from, stops) }, portable);
                 }
+                let mut lanes_copied = Vec::new();
+                let stop = lanes::sse2::copy_to_stop(input, from, stops, &mut lanes_copied);
+                assert_eq!((stop, lanes_copied), (portable, copied));
             }
         }
         let checked = check(input, escape);
