@@ -24,6 +24,7 @@
 //! follows starts over. `test/encode_protocol_test.exs` pins every row.
 
 mod output;
+mod texts;
 mod walk;
 
 use crate::timeslice::{Scheduler, Timeslice};

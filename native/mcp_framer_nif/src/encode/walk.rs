@@ -8,6 +8,7 @@
 //! terms of their own, and written from there.
 
 use super::output;
+use super::texts;
 use super::{Form, Options};
 use crate::timeslice::{OutOfTime, Timeslice};
 use mcp_framer_core::encode;
@@ -135,7 +136,9 @@ pub struct Buffers {
     pairs: Vec<ErlNifTerm>,
     /// The keys written in each open map whose keys are checked.
     seen: Vec<HashSet<Vec<u8>>>,
-    atoms: atom_text::Cache,
+    /// Texts of atoms, kept between calls, and of binary keys, for one.
+    atom_texts: texts::Atoms,
+    keys: texts::Keys,
 }
 
 /// Bytes and terms kept between calls; more is freed.
@@ -153,6 +156,7 @@ impl Buffers {
         self.pairs.clear();
         self.pairs.shrink_to(KEEP_TERMS);
         self.seen.clear();
+        self.keys.clear();
     }
 }
 
@@ -374,8 +378,10 @@ impl<'a, 'b> Walker<'a, 'b> {
 
     /// Writes an atom's text as a string, as `Atom.to_string/1` gives it.
     fn atom_string(&mut self, atom: ErlNifTerm) -> Result<(), Stop> {
-        let Buffers { out, atoms, .. } = &mut *self.buffers;
-        atoms
+        let Buffers {
+            out, atom_texts, ..
+        } = &mut *self.buffers;
+        atom_texts
             .write(self.env, atom, self.options.escape, out)
             .map_err(|()| Invalid::NoMemory(out.len()).into())
     }
@@ -478,23 +484,38 @@ impl<'a, 'b> Walker<'a, 'b> {
     /// was not written before in its map.
     fn key(&mut self, key: ErlNifTerm, seen: Option<usize>) -> Result<(), Stop> {
         let start = self.buffers.out.len();
+        if self.buffers.keys.write(key, &mut self.buffers.out) {
+            return self.check_key(start, seen);
+        }
         // SAFETY: `key` is part of the call's argument.
-        match unsafe { enif_term_type(self.raw, key) } {
-            ErlNifTermType::ERL_NIF_TERM_TYPE_BITSTRING if self.binary(key).is_some() => {
-                let text = self.binary(key).unwrap_or_default();
+        let kind = unsafe { enif_term_type(self.raw, key) };
+        match self.binary(key) {
+            Some(text) if matches!(kind, ErlNifTermType::ERL_NIF_TERM_TYPE_BITSTRING) => {
                 self.string(key, text, false)?;
+                self.buffers.out.push(b':');
+                let Buffers { out, keys, .. } = &mut *self.buffers;
+                keys.put(key, &out[start..]);
             }
-            kind => self.other_key(key, kind)?,
-        }
-        if let Some(index) = seen {
-            // The key's text, without its quotes.
-            let out = &self.buffers.out;
-            let text = out.get(start + 1..out.len() - 1).unwrap_or_default();
-            if !self.buffers.seen[index].insert(text.to_vec()) {
-                return Err(Invalid::DuplicateKey(text.to_vec()).into());
+            _ => {
+                self.other_key(key, kind)?;
+                self.buffers.out.push(b':');
             }
         }
-        self.buffers.out.push(b':');
+        self.check_key(start, seen)
+    }
+
+    /// Under `seen`, checks that the key written from `start` on, `"text":`,
+    /// was not written before in its map.
+    fn check_key(&mut self, start: usize, seen: Option<usize>) -> Result<(), Stop> {
+        let Some(index) = seen else {
+            return Ok(());
+        };
+        let out = &self.buffers.out;
+        let text = out.get(start + 1..out.len() - 2).unwrap_or_default();
+        let set = self.buffers.seen.get_mut(index).ok_or(Stop::Broken)?;
+        if !set.insert(text.to_vec()) {
+            return Err(Invalid::DuplicateKey(text.to_vec()).into());
+        }
         Ok(())
     }
 
@@ -712,137 +733,3 @@ fn is_empty_list(raw: *mut ErlNifEnv, term: ErlNifTerm) -> bool {
 
 /// In the kinds [`Walker::read_pairs`] returns: the map is a struct.
 const STRUCT: u8 = 16;
-
-mod atom_text {
-    //! An atom's text, as `Atom.to_string/1` gives it, escaped and quoted,
-    //! kept per scheduler thread: atoms live as long as the VM, so an
-    //! atom's term stands for the same text in every call.
-
-    use mcp_framer_core::encode::{self, Escape};
-    use rustler::sys::{enif_get_atom, enif_get_atom_length, ErlNifCharEncoding, ErlNifTerm};
-    use rustler::{Env, Term};
-    use std::hash::{Hash, Hasher};
-
-    const SLOTS: usize = 512;
-    /// The longest text kept, quotes included.
-    const TEXT_MAX: usize = 54;
-
-    #[derive(Clone, Copy)]
-    struct Slot {
-        atom: ErlNifTerm,
-        escape: Option<Escape>,
-        length: u8,
-        text: [u8; TEXT_MAX],
-    }
-
-    pub struct Cache {
-        slots: Box<[Slot]>,
-    }
-
-    impl Default for Cache {
-        fn default() -> Cache {
-            let empty = Slot {
-                atom: ErlNifTerm::default(),
-                escape: None,
-                length: 0,
-                text: [0; TEXT_MAX],
-            };
-            Cache {
-                slots: vec![empty; SLOTS].into_boxed_slice(),
-            }
-        }
-    }
-
-    /// Takes the term's word as its hash.
-    struct Word(u64);
-
-    impl Hasher for Word {
-        fn write(&mut self, bytes: &[u8]) {
-            for &byte in bytes {
-                self.0 = self.0.rotate_left(8) ^ u64::from(byte);
-            }
-        }
-        fn write_usize(&mut self, word: usize) {
-            self.0 = word as u64;
-        }
-        fn finish(&self) -> u64 {
-            self.0
-        }
-    }
-
-    fn slot(atom: ErlNifTerm) -> usize {
-        let mut word = Word(0);
-        atom.hash(&mut word);
-        // An atom's word is its index above six tag bits.
-        ((word.0 >> 6).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 55) as usize % SLOTS
-    }
-
-    impl Cache {
-        /// Appends the atom's text as a JSON string; `Err` if out of memory.
-        pub fn write(
-            &mut self,
-            env: Env<'_>,
-            atom: ErlNifTerm,
-            escape: Escape,
-            out: &mut Vec<u8>,
-        ) -> Result<(), ()> {
-            let slot = &mut self.slots[slot(atom)];
-            if slot.atom == atom && slot.escape == Some(escape) {
-                out.extend_from_slice(&slot.text[..usize::from(slot.length)]);
-                return Ok(());
-            }
-            let start = out.len();
-            let text = utf8(env, atom).ok_or(())?;
-            out.try_reserve(text.len() + 2).map_err(|_| ())?;
-            out.push(b'"');
-            // An atom's text is valid UTF-8.
-            encode::write_escaped(out, &text, 0, escape).map_err(|_| ())?;
-            out.push(b'"');
-            let written = &out[start..];
-            if written.len() <= TEXT_MAX {
-                slot.atom = atom;
-                slot.escape = Some(escape);
-                slot.length = written.len() as u8;
-                slot.text[..written.len()].copy_from_slice(written);
-            }
-            Ok(())
-        }
-    }
-
-    /// The atom's text in UTF-8.
-    fn utf8(env: Env<'_>, atom: ErlNifTerm) -> Option<Vec<u8>> {
-        let raw = env.as_c_arg();
-        let mut length = 0;
-        let latin1 = ErlNifCharEncoding::ERL_NIF_LATIN1;
-        // SAFETY: `atom` is an atom; at most 255 characters and a NUL are
-        // written into the 256 bytes given.
-        unsafe {
-            if enif_get_atom_length(raw, atom, &mut length, latin1) != 0 {
-                let mut bytes = [0u8; 256];
-                let written = enif_get_atom(raw, atom, bytes.as_mut_ptr().cast(), 256, latin1);
-                let latin1 = bytes.get(..(written as usize).checked_sub(1)?)?;
-                let mut text = Vec::with_capacity(latin1.len() * 2);
-                for &byte in latin1 {
-                    if byte < 0x80 {
-                        text.push(byte);
-                    } else {
-                        text.extend_from_slice(&[0xC0 | byte >> 6, 0x80 | (byte & 0x3F)]);
-                    }
-                }
-                return Some(text);
-            }
-        }
-        // Characters past Latin-1: the external term format holds the text
-        // in UTF-8, as ATOM_UTF8_EXT (118) or SMALL_ATOM_UTF8_EXT (119).
-        // SAFETY: `atom` is part of the call's argument.
-        let external = unsafe { Term::new(env, atom) }.to_binary();
-        match external.as_slice() {
-            [131, 118, high, low, text @ ..] => {
-                let length = usize::from(u16::from_be_bytes([*high, *low]));
-                text.get(..length).map(<[u8]>::to_vec)
-            }
-            [131, 119, length, text @ ..] => text.get(..usize::from(*length)).map(<[u8]>::to_vec),
-            _ => None,
-        }
-    }
-}
