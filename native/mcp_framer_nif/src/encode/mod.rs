@@ -151,13 +151,15 @@ fn reason<'a>(env: Env<'a>, invalid: Invalid) -> Term<'a> {
     }
 }
 
-/// Runs `f` with this scheduler thread's buffers, emptied after.
+/// Runs `f` with this scheduler thread's buffers, emptied before (a call
+/// that stopped short may have left terms of its own in them) and after.
 fn with_buffers<T>(f: impl FnOnce(&mut Buffers) -> T) -> T {
     thread_local! {
         static BUFFERS: RefCell<Buffers> = RefCell::new(Buffers::default());
     }
     BUFFERS.with(|buffers| {
         let mut buffers = buffers.borrow_mut();
+        buffers.clear();
         let result = f(&mut buffers);
         buffers.clear();
         result
