@@ -204,15 +204,10 @@ defmodule McpFramer.JSON.Encoder do
 
   defp native_key?(key), do: is_binary(key) or is_atom(key) or is_integer(key)
 
+  # A key String.Chars refuses, or turns into something other than a
+  # binary, stays: the NIF reports it as :invalid_key.
   defp convert_key(key) do
-    if native_key?(key) do
-      key
-    else
-      case String.Chars.to_string(key) do
-        text when is_binary(text) -> text
-        _ -> key
-      end
-    end
+    if native_key?(key), do: key, else: String.Chars.to_string(key)
   rescue
     _ -> key
   end
