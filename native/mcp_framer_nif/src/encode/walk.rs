@@ -48,6 +48,10 @@ const REFERENCE_MIN: usize = 1024;
 /// that shrinks to it becomes a flat map.)
 const FLAT_MAP_MAX: usize = 32;
 
+/// The most bytes a scalar other than a string takes, or a bracket and a
+/// comma: a float's 24 at most, an integer's 20.
+const SCALAR_MAX: usize = 32;
+
 /// A string this long is scanned only if the call's time affords it.
 const LONG_STRING: usize = 16 * 1024;
 
@@ -310,6 +314,25 @@ impl<'a, 'b> Walker<'a, 'b> {
         output::make(self.env, out, pieces).ok_or(Stop::Invalid(Invalid::NoMemory(out.len())))
     }
 
+    /// Makes room for `bytes` more of text, or fails: no write of a
+    /// scalar, bracket or comma then allocates, so running out of memory
+    /// is an error, not an abort.
+    #[inline]
+    fn reserve(&mut self, bytes: usize) -> Result<(), Stop> {
+        let out = &mut self.buffers.out;
+        out.try_reserve(bytes)
+            .map_err(|_| Invalid::NoMemory(out.len()).into())
+    }
+
+    fn push_frame(&mut self, frame: Frame) -> Result<(), Stop> {
+        let Buffers { stack, out, .. } = &mut *self.buffers;
+        stack
+            .try_reserve(1)
+            .map_err(|_| Invalid::NoMemory(out.len()))?;
+        stack.push(frame);
+        Ok(())
+    }
+
     #[inline]
     fn charge(&self, units: usize) -> Result<(), Stop> {
         match self.time {
@@ -329,6 +352,7 @@ impl<'a, 'b> Walker<'a, 'b> {
     /// Writes a scalar, or opens a list or map.
     fn value(&mut self, term: ErlNifTerm) -> Result<(), Stop> {
         self.charge(1)?;
+        self.reserve(SCALAR_MAX)?;
         // SAFETY: `term` is part of the call's argument, made in `env`.
         match unsafe { enif_term_type(self.raw, term) } {
             ErlNifTermType::ERL_NIF_TERM_TYPE_BITSTRING => match self.binary(term) {
@@ -349,10 +373,10 @@ impl<'a, 'b> Walker<'a, 'b> {
                     self.buffers.out.extend_from_slice(b"[]");
                 } else {
                     self.buffers.out.push(b'[');
-                    self.buffers.stack.push(Frame::List {
+                    self.push_frame(Frame::List {
                         rest: term,
                         first: true,
-                    });
+                    })?;
                 }
                 Ok(())
             }
@@ -476,6 +500,8 @@ impl<'a, 'b> Walker<'a, 'b> {
         let magnitude = magnitude.ok_or(Invalid::Unsupported(term))?;
         let limbs = magnitude.len() as u64 / 8 + 1;
         self.afford(limbs * limbs / 2 * BIG_PICOS_PER_LIMB_PAIR)?;
+        // At most 2.5 digits a byte, and a sign.
+        self.reserve(magnitude.len() * 5 / 2 + 2)?;
         encode::write_big_integer(&mut self.buffers.out, negative, magnitude);
         Ok(())
     }
@@ -483,6 +509,8 @@ impl<'a, 'b> Walker<'a, 'b> {
     /// Writes a map's key and the `:` after it; under `seen`, checks it
     /// was not written before in its map.
     fn key(&mut self, key: ErlNifTerm, seen: Option<usize>) -> Result<(), Stop> {
+        // A kept key's slot, and an integer key's quotes and colon.
+        self.reserve(64)?;
         let start = self.buffers.out.len();
         if self.buffers.keys.write(key, &mut self.buffers.out) {
             return self.check_key(start, seen);
@@ -551,23 +579,22 @@ impl<'a, 'b> Walker<'a, 'b> {
             return self.structure(map);
         }
         let checked = self.options.strict && (kinds & (kinds - 1)) != 0;
-        self.open_object(start, checked);
-        Ok(())
+        self.open_object(start, checked)
     }
 
-    fn open_object(&mut self, start: usize, checked: bool) {
+    fn open_object(&mut self, start: usize, checked: bool) -> Result<(), Stop> {
         let seen = checked.then(|| {
             self.buffers.seen.push(HashSet::new());
             self.buffers.seen.len() - 1
         });
         self.buffers.out.push(b'{');
         let end = self.buffers.pairs.len();
-        self.buffers.stack.push(Frame::Object {
+        self.push_frame(Frame::Object {
             start,
             at: start,
             end,
             seen,
-        });
+        })
     }
 
     /// Pushes a map's keys and values onto `pairs`; returns the kinds of
@@ -581,6 +608,9 @@ impl<'a, 'b> Walker<'a, 'b> {
         };
         // The iterator stays where the BEAM wrote it: a copy of it, read
         // right after the BEAM's stores, would stall.
+        let Buffers { pairs, out, .. } = &mut *self.buffers;
+        let room = pairs.try_reserve(2 * size);
+        room.map_err(|_| Invalid::NoMemory(out.len()))?;
         let mut iterator = MaybeUninit::<ErlNifMapIterator>::uninit();
         let iterator = iterator.as_mut_ptr();
         // SAFETY: `map` is a map; once created, the iterator is used only
@@ -692,8 +722,7 @@ impl<'a, 'b> Walker<'a, 'b> {
             self.buffers.out.extend_from_slice(b"{}");
             return Ok(());
         }
-        self.open_object(start, self.options.strict);
-        Ok(())
+        self.open_object(start, self.options.strict)
     }
 
     fn tuple(&self, term: ErlNifTerm) -> Option<&'a [ErlNifTerm]> {
