@@ -50,6 +50,8 @@ defmodule McpFramer.EncodeTerms do
     "\u{10000}",
     "\u{10FFFF}"
   ]
+  @calendar [~D[2024-01-02], ~T[03:04:05.123], ~N[2024-01-02 03:04:05]] ++
+              [~U[2024-01-02 03:04:05Z]]
   @invalid [<<0xFF>>, <<0xC3>>, <<0xED, 0xA0, 0x80>>, <<0xF4, 0x90, 0x80, 0x80>>, <<0x80>>]
 
   defp pick(list), do: Enum.at(list, :rand.uniform(length(list)) - 1)
@@ -209,7 +211,7 @@ defmodule McpFramer.EncodeTerms do
         pick([true, false, nil, :ok, :"with \"quote\"", :é, :日本])
 
       4 ->
-        pick([~D[2024-01-02], ~T[03:04:05.123], ~N[2024-01-02 03:04:05], ~U[2024-01-02 03:04:05Z]])
+        pick(@calendar)
 
       n when n <= 9 ->
         text()

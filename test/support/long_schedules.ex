@@ -9,7 +9,7 @@ defmodule McpFramer.LongSchedules do
 
   @limit_ms 2
 
-  @spec long_schedules((() -> term())) :: [keyword()]
+  @spec long_schedules(function()) :: [keyword()]
   def long_schedules(fun) do
     parent = self()
     me = make_ref()
