@@ -68,6 +68,20 @@ defmodule McpFramer.EncodeProtocolTest do
     assert McpFramer.JSON.encode(%{1.5 => [~D[2024-01-02]]}) == {:ok, ~s({"1.5":["2024-01-02"]})}
   end
 
+  test "the order of maps of over 32 pairs is learnt from one map and its keys in Map.to_list/1's order" do
+    map = Map.new(0..32, &{&1, &1})
+    keys = for {key, _} <- Map.to_list(map), do: key
+    assert Native.encode_map_order(map, keys) == :ok
+    # Keys in an order the map's iterator gives neither way.
+    {first, [second | rest]} = Enum.split(keys, 1)
+    assert_raise ErlangError, fn -> Native.encode_map_order(map, [second | first] ++ rest) end
+    assert_raise ArgumentError, fn -> Native.encode_map_order(%{a: 1}, [:a]) end
+    assert_raise ArgumentError, fn -> Native.encode_map_order(map, tl(keys)) end
+    # Once learnt, a large map is written in that order.
+    assert Native.encode(map, @binary, nil) ==
+             {:ok, "{" <> Enum.map_join(keys, ",", &~s("#{&1}":#{&1})) <> "}"}
+  end
+
   test "flags outside the packed options are a bad argument" do
     assert_raise ArgumentError, fn -> Native.encode(1, 3 <<< 3, nil) end
     assert_raise ArgumentError, fn -> Native.encode(1, 1 <<< 5, nil) end

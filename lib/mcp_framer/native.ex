@@ -18,4 +18,5 @@ defmodule McpFramer.Native do
   def decode_dirty(_document, _copy_strings), do: :erlang.nif_error(:nif_not_loaded)
   def encode(_term, _flags, _tag), do: :erlang.nif_error(:nif_not_loaded)
   def encode_dirty(_term, _flags, _tag), do: :erlang.nif_error(:nif_not_loaded)
+  def encode_map_order(_map, _keys), do: :erlang.nif_error(:nif_not_loaded)
 end

@@ -121,9 +121,26 @@ defmodule McpFramer.JSON.Encoder do
 
   defp run(term, flags, tag) do
     case Native.encode(term, flags, tag) do
-      :continue_dirty -> Native.encode_dirty(term, flags, tag)
+      :continue_dirty -> run_dirty(term, flags, tag)
+      :map_order -> learn_map_order(&run/3, term, flags, tag)
       reply -> reply
     end
+  end
+
+  defp run_dirty(term, flags, tag) do
+    case Native.encode_dirty(term, flags, tag) do
+      :map_order -> learn_map_order(&run_dirty/3, term, flags, tag)
+      reply -> reply
+    end
+  end
+
+  # Once a VM: the NIF learns which way the iterator of a map of over 32
+  # pairs gives Map.to_list/1's order (it differs between OTP releases),
+  # then encodes the term.
+  defp learn_map_order(run, term, flags, tag) do
+    map = Map.new(0..32, &{&1, &1})
+    :ok = Native.encode_map_order(map, for({key, _} <- Map.to_list(map), do: key))
+    run.(term, flags, tag)
   end
 
   defp result({:ok, _} = ok), do: ok

@@ -11,6 +11,7 @@
 //! | `{:error, reason}`    | a term Jason refuses; `reason` names it        | returns an `McpFramer.EncodeError`    |
 //! | `:continue_dirty`     | more than a normal scheduler's call may take   | calls `encode_dirty/3`, same arguments|
 //! | `:convert`            | a struct or key that only Elixir turns to text | converts the term, calls again, tagged|
+//! | `:map_order`          | a map of over 32 pairs, this VM's order of such maps not known yet | calls `encode_map_order/2` with a map of 33 pairs and its keys in `Map.to_list/1`'s order, then calls again |
 //!
 //! `reason` is `{:invalid_byte, byte, string}`, `{:duplicate_key, key}`,
 //! `{:unsupported, term}`, `{:struct, struct}`, `{:invalid_key, key}`,
@@ -36,7 +37,7 @@ use walk::{Buffers, Invalid, Stop, Walker};
 
 mod atoms {
     rustler::atoms! {
-        ok, error, continue_dirty, convert,
+        ok, error, continue_dirty, convert, map_order,
         invalid_byte, duplicate_key, unsupported, invalid_key, improper_list, no_memory,
         struct_ = "struct",
     }
@@ -128,9 +129,25 @@ fn run<'a>(
         Ok(output) => (atoms::ok(), unsafe { Term::new(env, output) }).encode(env),
         Err(Stop::Dirty) => atoms::continue_dirty().encode(env),
         Err(Stop::Convert) => atoms::convert().encode(env),
+        Err(Stop::MapOrder) => atoms::map_order().encode(env),
         Err(Stop::Invalid(invalid)) => (atoms::error(), reason(env, invalid)).encode(env),
         Err(Stop::Broken) => return Err(rustler::Error::RaiseAtom("encoder_out_of_step")),
     })
+}
+
+/// Learns this VM's order of large maps from `map`, of over 32 pairs, and
+/// its `keys` in `Map.to_list/1`'s order: `:ok`, or `ArgumentError` if its
+/// iterator gives that order neither way.
+#[rustler::nif]
+fn encode_map_order<'a>(env: Env<'a>, map: Term<'a>, keys: Vec<Term<'a>>) -> NifResult<Term<'a>> {
+    let keys: Vec<ErlNifTerm> = keys.iter().map(Term::as_c_arg).collect();
+    if !matches!(map.map_size(), Ok(size) if size > 32 && size == keys.len()) {
+        return Err(rustler::Error::BadArg);
+    }
+    if !walk::learn_map_order(env, map.as_c_arg(), &keys) {
+        return Err(rustler::Error::RaiseAtom("unknown_map_order"));
+    }
+    Ok(atoms::ok().encode(env))
 }
 
 /// The `reason` of an `{:error, reason}` reply.

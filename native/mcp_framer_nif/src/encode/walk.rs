@@ -22,6 +22,7 @@ use rustler::sys::{
 use rustler::{Env, Term};
 use std::collections::HashSet;
 use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 mod atoms {
     rustler::atoms! {
@@ -42,11 +43,91 @@ mod atoms {
 /// `McpFramer.JSON.Encoder`'s docs give this number.
 const REFERENCE_MIN: usize = 1024;
 
-/// A map of more pairs than this is a HAMT, whose iterator runs in the
-/// reverse of `Map.to_list/1`'s order; a smaller one is a flat map, whose
-/// iterator runs in that order. (The BEAM's MAP_SMALL_MAP_LIMIT; a HAMT
-/// that shrinks to it becomes a flat map.)
+/// A map of more pairs than this is a HAMT; a smaller one is a flat map,
+/// whose iterator runs in `Map.to_list/1`'s order from its first pair.
+/// (The BEAM's MAP_SMALL_MAP_LIMIT; a HAMT that shrinks to it becomes a
+/// flat map.) A HAMT's iterator gives that order backwards from its last
+/// pair on OTP 25 and 27, forwards from its first on OTP 29: which, this
+/// VM's Elixir side finds out once ([`learn_map_order`]).
 const FLAT_MAP_MAX: usize = 32;
+
+/// How this VM's HAMTs are read in `Map.to_list/1`'s order: not known yet,
+/// from the first pair on, or from the last pair back.
+static HAMT_ORDER: AtomicU8 = AtomicU8::new(UNKNOWN);
+const UNKNOWN: u8 = 0;
+const FROM_FIRST: u8 = 1;
+const FROM_LAST: u8 = 2;
+
+/// Learns, from a HAMT and its keys in `Map.to_list/1`'s order, which way
+/// this VM's HAMTs are read in that order; `false` if neither way.
+pub fn learn_map_order(env: Env<'_>, map: ErlNifTerm, keys: &[ErlNifTerm]) -> bool {
+    for order in [FROM_FIRST, FROM_LAST] {
+        if map_keys(env.as_c_arg(), map, order).as_deref() == Some(keys) {
+            HAMT_ORDER.store(order, Ordering::Relaxed);
+            return true;
+        }
+    }
+    false
+}
+
+/// A map's keys in the iterator's order from the first pair, or from the
+/// last back.
+fn map_keys(raw: *mut ErlNifEnv, map: ErlNifTerm, order: u8) -> Option<Vec<ErlNifTerm>> {
+    let mut keys = Vec::new();
+    let mut read = |key, _value| {
+        keys.push(key);
+        Ok::<(), ()>(())
+    };
+    iterate(raw, map, order == FROM_FIRST, &mut read).ok()?;
+    Some(keys)
+}
+
+/// Calls `each` with a map's pairs, in the iterator's order from the
+/// first pair (`forward`) or from the last back, until it fails.
+fn iterate<E>(
+    raw: *mut ErlNifEnv,
+    map: ErlNifTerm,
+    forward: bool,
+    each: &mut impl FnMut(ErlNifTerm, ErlNifTerm) -> Result<(), E>,
+) -> Result<(), Option<E>> {
+    let entry = if forward {
+        ErlNifMapIteratorEntry::ERL_NIF_MAP_ITERATOR_HEAD
+    } else {
+        ErlNifMapIteratorEntry::ERL_NIF_MAP_ITERATOR_TAIL
+    };
+    // The iterator stays where the BEAM wrote it: a copy of it, read right
+    // after the BEAM's stores, would stall.
+    let mut iterator = MaybeUninit::<ErlNifMapIterator>::uninit();
+    let iterator = iterator.as_mut_ptr();
+    // SAFETY: `map` is a term of the call; once created, the iterator is
+    // used only until it is destroyed below, on every path.
+    if unsafe { enif_map_iterator_create(raw, map, iterator, entry) } == 0 {
+        return Err(None);
+    }
+    let mut result = Ok(());
+    loop {
+        let (mut key, mut value) = (ErlNifTerm::default(), ErlNifTerm::default());
+        // SAFETY: the iterator is live; the pair is written on success.
+        if unsafe { enif_map_iterator_get_pair(raw, iterator, &mut key, &mut value) } == 0 {
+            break;
+        }
+        if let Err(error) = each(key, value) {
+            result = Err(Some(error));
+            break;
+        }
+        // SAFETY: as above.
+        unsafe {
+            if forward {
+                enif_map_iterator_next(raw, iterator);
+            } else {
+                enif_map_iterator_prev(raw, iterator);
+            }
+        }
+    }
+    // SAFETY: created above, destroyed once.
+    unsafe { enif_map_iterator_destroy(raw, iterator) };
+    result
+}
 
 /// The most bytes a scalar other than a string takes, or a bracket and a
 /// comma: a float's 24 at most, an integer's 20.
@@ -71,6 +152,8 @@ pub enum Stop {
     Convert,
     /// Jason refuses the term.
     Invalid(Invalid),
+    /// The term holds a HAMT, and this VM's order of them is not known yet.
+    MapOrder,
     /// The walk's stack and its pairs disagree. Unreachable by design;
     /// reported instead of panicking.
     Broken,
@@ -600,68 +683,38 @@ impl<'a, 'b> Walker<'a, 'b> {
     /// Pushes a map's keys and values onto `pairs`; returns the kinds of
     /// its keys, with [`STRUCT`] for a struct.
     fn read_pairs(&mut self, map: ErlNifTerm, size: usize) -> Result<u8, Stop> {
-        let forward = size <= FLAT_MAP_MAX;
-        let entry = if forward {
-            ErlNifMapIteratorEntry::ERL_NIF_MAP_ITERATOR_HEAD
-        } else {
-            ErlNifMapIteratorEntry::ERL_NIF_MAP_ITERATOR_TAIL
+        let forward = match HAMT_ORDER.load(Ordering::Relaxed) {
+            _ if size <= FLAT_MAP_MAX => true,
+            FROM_FIRST => true,
+            FROM_LAST => false,
+            _ => return Err(Stop::MapOrder),
         };
-        // The iterator stays where the BEAM wrote it: a copy of it, read
-        // right after the BEAM's stores, would stall.
         let Buffers { pairs, out, .. } = &mut *self.buffers;
         let room = pairs.try_reserve(2 * size);
         room.map_err(|_| Invalid::NoMemory(out.len()))?;
-        let mut iterator = MaybeUninit::<ErlNifMapIterator>::uninit();
-        let iterator = iterator.as_mut_ptr();
-        // SAFETY: `map` is a map; once created, the iterator is used only
-        // until it is destroyed below, on every path.
-        if unsafe { enif_map_iterator_create(self.raw, map, iterator, entry) } == 0 {
-            return Err(Invalid::Unsupported(map).into());
-        }
         let struct_key = self.atoms.struct_;
+        let (raw, strict, time) = (self.raw, self.options.strict, self.time);
+        let pairs = &mut self.buffers.pairs;
         let mut kinds = 0;
-        let mut read = Ok(());
-        loop {
-            let (mut key, mut value) = (ErlNifTerm::default(), ErlNifTerm::default());
-            // SAFETY: the iterator is live; the pair is written on success.
-            if unsafe { enif_map_iterator_get_pair(self.raw, iterator, &mut key, &mut value) } == 0
-            {
-                break;
+        let mut read = |key, value| {
+            if strict {
+                kinds |= key_kind(raw, key);
             }
-            if self.options.strict {
-                kinds |= self.key_kind(key);
-            }
-            if key == struct_key && self.is_atom(value) {
+            if key == struct_key && is_atom(raw, value) {
                 kinds |= STRUCT;
             }
-            self.buffers.pairs.push(key);
-            self.buffers.pairs.push(value);
+            pairs.push(key);
+            pairs.push(value);
             // Reading a pair costs about what writing a small value does.
-            read = self.charge(1);
-            if read.is_err() {
-                break;
+            match time {
+                Some(time) => time.charge(1),
+                None => Ok(()),
             }
-            // SAFETY: as above.
-            unsafe {
-                if forward {
-                    enif_map_iterator_next(self.raw, iterator);
-                } else {
-                    enif_map_iterator_prev(self.raw, iterator);
-                }
-            }
-        }
-        // SAFETY: created above, destroyed once.
-        unsafe { enif_map_iterator_destroy(self.raw, iterator) };
-        read.map(|()| kinds)
-    }
-
-    fn key_kind(&self, key: ErlNifTerm) -> u8 {
-        // SAFETY: `key` is part of the call's argument.
-        match unsafe { enif_term_type(self.raw, key) } {
-            ErlNifTermType::ERL_NIF_TERM_TYPE_BITSTRING => BINARY_KEY,
-            ErlNifTermType::ERL_NIF_TERM_TYPE_ATOM => ATOM_KEY,
-            ErlNifTermType::ERL_NIF_TERM_TYPE_INTEGER => INTEGER_KEY,
-            _ => OTHER_KEY,
+        };
+        match iterate(raw, map, forward, &mut read) {
+            Ok(()) => Ok(kinds),
+            Err(Some(out_of_time)) => Err(out_of_time.into()),
+            Err(None) => Err(Invalid::Unsupported(map).into()),
         }
     }
 
@@ -738,14 +791,6 @@ impl<'a, 'b> Walker<'a, 'b> {
             Some(std::slice::from_raw_parts(elements, arity as usize))
         }
     }
-
-    fn is_atom(&self, term: ErlNifTerm) -> bool {
-        // SAFETY: reads a term of the call's argument.
-        matches!(
-            unsafe { enif_term_type(self.raw, term) },
-            ErlNifTermType::ERL_NIF_TERM_TYPE_ATOM
-        )
-    }
 }
 
 fn list_cell(raw: *mut ErlNifEnv, list: ErlNifTerm) -> Option<(ErlNifTerm, ErlNifTerm)> {
@@ -753,6 +798,24 @@ fn list_cell(raw: *mut ErlNifEnv, list: ErlNifTerm) -> Option<(ErlNifTerm, ErlNi
     // SAFETY: reads a term of the call's argument; writes on success.
     let is_cell = unsafe { enif_get_list_cell(raw, list, &mut head, &mut tail) } != 0;
     is_cell.then_some((head, tail))
+}
+
+fn key_kind(raw: *mut ErlNifEnv, key: ErlNifTerm) -> u8 {
+    // SAFETY: `key` is part of the call's argument.
+    match unsafe { enif_term_type(raw, key) } {
+        ErlNifTermType::ERL_NIF_TERM_TYPE_BITSTRING => BINARY_KEY,
+        ErlNifTermType::ERL_NIF_TERM_TYPE_ATOM => ATOM_KEY,
+        ErlNifTermType::ERL_NIF_TERM_TYPE_INTEGER => INTEGER_KEY,
+        _ => OTHER_KEY,
+    }
+}
+
+fn is_atom(raw: *mut ErlNifEnv, term: ErlNifTerm) -> bool {
+    // SAFETY: reads a term of the call's argument.
+    matches!(
+        unsafe { enif_term_type(raw, term) },
+        ErlNifTermType::ERL_NIF_TERM_TYPE_ATOM
+    )
 }
 
 fn is_empty_list(raw: *mut ErlNifEnv, term: ErlNifTerm) -> bool {
