@@ -37,10 +37,11 @@ mod atoms {
     }
 }
 
-/// A string without escapes this long or longer is not copied into
-/// iodata: the iodata holds the term's own binary. Shorter strings cost
-/// less to copy than the list cells and sub-binary a reference takes.
-/// `McpFramer.JSON.Encoder`'s docs give this number.
+/// A string without escapes this long or longer is not copied into the
+/// walk's text: iodata holds the term's own binary, and a whole binary
+/// copies it once, from the term. Shorter strings cost less to copy than
+/// the list cells and sub-binary a reference takes. `McpFramer.JSON.Encoder`'s
+/// docs give this number.
 const REFERENCE_MIN: usize = 1024;
 
 /// A map of more pairs than this is a HAMT; a smaller one is a flat map,
@@ -216,8 +217,11 @@ struct Atoms {
 #[derive(Default)]
 pub struct Buffers {
     out: Vec<u8>,
-    /// For iodata: where in `out` each referenced string's binary goes.
+    /// Where in `out` each long string without escapes goes, and their
+    /// bytes in all: iodata holds each as its own binary, and a whole
+    /// binary copies each once, straight from the term.
     pieces: Vec<(usize, ErlNifTerm)>,
+    pieces_bytes: usize,
     stack: Vec<Frame>,
     /// Keys and values of the open maps, in turn.
     pairs: Vec<ErlNifTerm>,
@@ -238,6 +242,7 @@ impl Buffers {
         self.out.shrink_to(KEEP_BYTES);
         self.pieces.clear();
         self.pieces.shrink_to(KEEP_TERMS);
+        self.pieces_bytes = 0;
         self.stack.clear();
         self.stack.shrink_to(KEEP_TERMS);
         self.pairs.clear();
@@ -388,13 +393,16 @@ impl<'a, 'b> Walker<'a, 'b> {
         if self.options.form == Form::Line {
             self.buffers.out.push(b'\n');
         }
+        let whole = self.options.form == Form::Binary;
+        let copied = self.buffers.out.len() + if whole { self.buffers.pieces_bytes } else { 0 };
         if let Some(time) = self.time {
-            if self.buffers.out.len() >= LONG_STRING {
-                time.afford(output::copy_nanos(self.buffers.out.len()))?;
+            if copied >= LONG_STRING {
+                time.afford(output::copy_nanos(copied))?;
             }
         }
         let Buffers { out, pieces, .. } = &*self.buffers;
-        output::make(self.env, out, pieces).ok_or(Stop::Invalid(Invalid::NoMemory(out.len())))
+        let made = output::make(self.env, out, pieces, whole);
+        made.ok_or(Stop::Invalid(Invalid::NoMemory(copied)))
     }
 
     /// Makes room for `bytes` more of text, or fails: no write of a
@@ -524,10 +532,10 @@ impl<'a, 'b> Walker<'a, 'b> {
             byte: text.get(invalid.position).copied().unwrap_or(0),
         })?;
         let out = &mut self.buffers.out;
-        let reference = may_reference && self.options.form != Form::Binary;
-        if plain == text.len() && reference && text.len() >= REFERENCE_MIN {
+        if plain == text.len() && may_reference && text.len() >= REFERENCE_MIN {
             out.push(b'"');
             self.buffers.pieces.push((out.len(), term));
+            self.buffers.pieces_bytes += text.len();
             out.push(b'"');
             return Ok(());
         }
