@@ -147,7 +147,7 @@ defmodule McpFramer.JSON.Encoder do
   defp result({:error, reason}), do: {:error, EncodeError.exception(reason)}
 
   # Options are packed once, here, into the integer the NIF takes.
-  defp flags!([], form), do: @forms[form]
+  defp flags!([], form), do: form(form)
 
   defp flags!(opts, form) do
     if not (is_list(opts) and Keyword.keyword?(opts)) do
@@ -157,13 +157,17 @@ defmodule McpFramer.JSON.Encoder do
 
     case Keyword.validate(opts, escape: :json, maps: :naive, pretty: false) do
       {:ok, valid} ->
-        escape!(valid[:escape]) + maps!(valid[:maps]) + pretty!(valid[:pretty]) + @forms[form]
+        escape!(valid[:escape]) + maps!(valid[:maps]) + pretty!(valid[:pretty]) + form(form)
 
       {:error, unknown} ->
         raise ArgumentError,
               "unknown McpFramer.JSON encoding option(s) #{inspect(unknown)}; " <>
                 "the options are :escape, :maps and :pretty"
     end
+  end
+
+  for {form, bits} <- @forms do
+    defp form(unquote(form)), do: unquote(bits)
   end
 
   for {escape, bits} <- @escapes do

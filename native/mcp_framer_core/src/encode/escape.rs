@@ -198,6 +198,25 @@ fn line_separator(text: &[u8], at: usize) -> bool {
     matches!(text.get(at..at + 3), Some([0xE2, 0x80, 0xA8 | 0xA9]))
 }
 
+/// Appends `text`, which needs no escape, to `out`. A string of up to 16
+/// bytes, most keys and many values, is stored as two words that may
+/// overlap, without a call to `memcpy`, which costs more than such a copy;
+/// `out` must have room for 8 bytes more than `text`, or it grows.
+#[inline(always)]
+pub fn write_plain(out: &mut Vec<u8>, text: &[u8]) {
+    let end = out.len() + text.len();
+    if text.len() > 16 {
+        out.extend_from_slice(text);
+    } else if let (Some(low), Some(high)) = (text.first_chunk::<8>(), text.last_chunk::<8>()) {
+        out.extend_from_slice(low);
+        out.truncate(end - 8);
+        out.extend_from_slice(high);
+    } else {
+        out.extend_from_slice(&lanes::portable::short_word(text).to_le_bytes());
+        out.truncate(end);
+    }
+}
+
 /// Appends `text` (valid UTF-8) as `escape` writes it, without quotes,
 /// given that nothing before `plain` needs an escape (from [`check`] or
 /// [`first_escape`]; 0 if not known).
@@ -308,6 +327,16 @@ mod tests {
                 byte < 0x20 || byte == b'"' || byte == b'\\',
                 "{byte:#x}"
             );
+        }
+    }
+
+    #[test]
+    fn a_plain_string_of_any_length_is_appended_as_it_is() {
+        let text: Vec<u8> = (0..40).map(|i| b'a' + i).collect();
+        for length in 0..=text.len() {
+            let mut out = b"head".to_vec();
+            write_plain(&mut out, &text[..length]);
+            assert_eq!(out, [b"head", &text[..length]].concat());
         }
     }
 

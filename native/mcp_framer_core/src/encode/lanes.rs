@@ -253,7 +253,7 @@ pub mod portable {
     /// than copied: a copy into a word on the stack, read back at once,
     /// stalls.
     #[inline(always)]
-    pub(super) fn short_word(text: &[u8]) -> u64 {
+    pub(in crate::encode) fn short_word(text: &[u8]) -> u64 {
         let length = text.len();
         let word =
             if let (Some(low), Some(high)) = (text.first_chunk::<4>(), text.last_chunk::<4>()) {

@@ -543,12 +543,13 @@ impl<'a, 'b> Walker<'a, 'b> {
             self.afford((text.len() - plain) as u64 * ESCAPE_PICOS_PER_BYTE)?;
         }
         let out = &mut self.buffers.out;
-        let grown = out.try_reserve(text.len() + 2);
+        // The quotes, and what `write_plain` stores past a short string.
+        let grown = out.try_reserve(text.len() + 10);
         grown
             .and_then(|()| {
                 out.push(b'"');
                 if plain == text.len() {
-                    out.extend_from_slice(text);
+                    encode::write_plain(out, text);
                 } else {
                     encode::write_escaped(out, text, plain, escape)?;
                 }
