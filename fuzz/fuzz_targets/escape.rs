@@ -15,7 +15,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_framer_core::encode::{check, first_escape, lanes, write_escaped, write_float, Escape};
+use mcp_framer_core::encode::{
+    check, check_ascii, first_escape, lanes, write_escaped, write_float, Escape,
+};
 
 fuzz_target!(|input: &[u8]| {
     for escape in Escape::ALL {
@@ -56,6 +58,11 @@ fuzz_target!(|input: &[u8]| {
                 }
                 assert_eq!(String::from_utf8_lossy(&out), expected);
                 assert_eq!(&out[..plain], &input[..plain]);
+                let ascii = check_ascii(input, escape).expect("valid UTF-8 is accepted");
+                assert!(ascii <= plain);
+                let mut from_ascii = Vec::new();
+                write_escaped(&mut from_ascii, input, ascii, escape).unwrap();
+                assert_eq!(from_ascii, out);
                 let quoted = [b"\"", &out[..], b"\""].concat();
                 let read: String = serde_json::from_slice(&quoted).expect("JSON text");
                 assert_eq!(read, text);

@@ -3,7 +3,7 @@
 //! every character some mode escapes, at every length and offset the lanes
 //! see; and the UTF-8 check against std's on random bytes.
 
-use mcp_framer_core::encode::{check, write_escaped, Escape, InvalidUtf8};
+use mcp_framer_core::encode::{check, check_ascii, write_escaped, Escape, InvalidUtf8};
 use proptest::prelude::*;
 
 /// What `escape` writes for one character.
@@ -39,11 +39,18 @@ fn reference(text: &str, escape: Escape) -> String {
     out
 }
 
+/// Written from the plain prefix `check` gives, and from the shorter one
+/// `check_ascii` gives: both must be the same text.
 fn ours(text: &str, escape: Escape) -> String {
-    let plain = check(text.as_bytes(), escape).unwrap();
-    let mut out = Vec::new();
-    write_escaped(&mut out, text.as_bytes(), plain, escape).unwrap();
-    String::from_utf8(out).unwrap()
+    let written = |plain| {
+        let mut out = Vec::new();
+        write_escaped(&mut out, text.as_bytes(), plain, escape).unwrap();
+        String::from_utf8(out).unwrap()
+    };
+    let from_check = written(check(text.as_bytes(), escape).unwrap());
+    let from_ascii = written(check_ascii(text.as_bytes(), escape).unwrap());
+    assert_eq!(from_check, from_ascii);
+    from_check
 }
 
 /// Characters some mode escapes, their neighbours, and plain ones.

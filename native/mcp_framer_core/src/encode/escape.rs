@@ -146,18 +146,41 @@ pub fn check(text: &[u8], escape: Escape) -> Result<usize, InvalidUtf8> {
 
 #[inline(always)]
 fn check_in(text: &[u8], escape: Escape) -> Result<usize, InvalidUtf8> {
+    let ascii = check_ascii_in(text, escape)?;
+    if ascii == text.len() {
+        return Ok(ascii);
+    }
+    Ok(first_escape(text, ascii, escape))
+}
+
+/// Like [`check`], but stops at the first character past ASCII too: the
+/// length of a prefix that needs no escape, the whole of an ASCII string
+/// without escapes. For a writer that goes on with [`write_escaped`],
+/// which finds the rest of the plain text as it copies it, in the same
+/// pass.
+#[inline]
+pub fn check_ascii(text: &[u8], escape: Escape) -> Result<usize, InvalidUtf8> {
+    match escape {
+        Escape::Json => check_ascii_in(text, Escape::Json),
+        Escape::UnicodeSafe => check_ascii_in(text, Escape::UnicodeSafe),
+        Escape::JavascriptSafe => check_ascii_in(text, Escape::JavascriptSafe),
+        Escape::HtmlSafe => check_ascii_in(text, Escape::HtmlSafe),
+    }
+}
+
+#[inline(always)]
+fn check_ascii_in(text: &[u8], escape: Escape) -> Result<usize, InvalidUtf8> {
     let stops = Stops {
         high: true,
         ..escape.stops()
     };
     let ascii = lanes::find(text, 0, stops);
-    if ascii == text.len() {
-        return Ok(ascii);
+    if ascii < text.len() {
+        check_utf8(&text[ascii..]).map_err(|invalid| InvalidUtf8 {
+            position: ascii + invalid.position,
+        })?;
     }
-    check_utf8(&text[ascii..]).map_err(|invalid| InvalidUtf8 {
-        position: ascii + invalid.position,
-    })?;
-    Ok(first_escape(text, ascii, escape))
+    Ok(ascii)
 }
 
 /// Whether `text` is valid UTF-8, and if not, where it stops being so.
@@ -218,8 +241,8 @@ pub fn write_plain(out: &mut Vec<u8>, text: &[u8]) {
 }
 
 /// Appends `text` (valid UTF-8) as `escape` writes it, without quotes,
-/// given that nothing before `plain` needs an escape (from [`check`] or
-/// [`first_escape`]; 0 if not known).
+/// given that nothing before `plain` needs an escape (from [`check`],
+/// [`check_ascii`] or [`first_escape`]; 0 if not known).
 pub fn write_escaped(
     out: &mut Vec<u8>,
     text: &[u8],
@@ -262,12 +285,16 @@ fn write_escaped_in(
                 None => out.push(byte),
             }
             1
-        } else if escape != Escape::UnicodeSafe && !line_separator(text, at) {
-            // Another character of U+2000 to U+2FFF: its first byte.
+        } else if escape == Escape::UnicodeSafe
+            || (escape != Escape::Json && line_separator(text, at))
+        {
+            write_char_escape(out, &text[at..])
+        } else {
+            // The first byte of a character the mode writes as it is (the
+            // scan stops at those of U+2000 to U+2FFF, or `plain` was
+            // where a check stopped at the first past ASCII).
             out.push(byte);
             1
-        } else {
-            write_char_escape(out, &text[at..])
         };
         at = lanes::copy_to_stop(text, at, stops, out);
     }

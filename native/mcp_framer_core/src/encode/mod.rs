@@ -11,6 +11,6 @@ pub mod lanes;
 pub mod number;
 
 pub use escape::{
-    check, check_utf8, first_escape, write_escaped, write_plain, Escape, InvalidUtf8,
+    check, check_ascii, check_utf8, first_escape, write_escaped, write_plain, Escape, InvalidUtf8,
 };
 pub use number::{write_big_integer, write_float, write_integer, write_unsigned};

@@ -527,12 +527,19 @@ impl<'a, 'b> Walker<'a, 'b> {
         }
         // A unit of the time's count is a value, or 64 bytes of a string.
         self.charge(text.len() / 64)?;
-        let plain = encode::check(text, escape).map_err(|invalid| Invalid::Utf8 {
+        let ascii = encode::check_ascii(text, escape).map_err(|invalid| Invalid::Utf8 {
             string: term,
             byte: text.get(invalid.position).copied().unwrap_or(0),
         })?;
-        let out = &mut self.buffers.out;
-        if plain == text.len() && may_reference && text.len() >= REFERENCE_MIN {
+        // Only a string that may be referenced needs to know now whether
+        // the rest is plain; for any other, the copy finds out.
+        let long = may_reference && text.len() >= REFERENCE_MIN;
+        let plain = match ascii {
+            _ if ascii == text.len() || !long => ascii,
+            _ => encode::first_escape(text, ascii, escape),
+        };
+        if plain == text.len() && long {
+            let out = &mut self.buffers.out;
             out.push(b'"');
             self.buffers.pieces.push((out.len(), term));
             self.buffers.pieces_bytes += text.len();
