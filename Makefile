@@ -1,7 +1,8 @@
 # make test   installs Elixir when missing, then runs every test and gate
 # make demo   frames a real MCP stdio server: make demo SERVER="cmd args"
-# make fuzz   fuzzes the framer and the JSON parser, FUZZ_SECONDS in all
-#             (default 20, half each; make test runs it)
+# make fuzz   fuzzes the framer, the JSON parser and the encoder's string
+#             writing, FUZZ_SECONDS in all (default 30, a third each; make
+#             test runs it)
 # make soak   hostile traffic through the decoder in a real VM, checked
 #             against the oracle, for SOAK_SECONDS (default 60; make test
 #             runs 10)
@@ -18,7 +19,7 @@
 #               make profile ROW="text" SIDE=mcp_framer|jiffy|json
 SHELL := /bin/bash
 SERVER ?=
-FUZZ_SECONDS ?= 20
+FUZZ_SECONDS ?= 30
 HOST := $(shell rustc -vV 2>/dev/null | sed -n 's/^host: //p')
 # What cargo-fuzz passes, minus the nightly-only sanitizer: libFuzzer gets
 # coverage feedback from a stable toolchain. Given with --target, so build
@@ -48,13 +49,14 @@ rust-tests:
 	cargo test --locked
 	cargo fmt --manifest-path fuzz/Cargo.toml --check
 
-# Each target gets half, rounded up: -max_total_time=0 would mean no limit.
-fuzz: FUZZ_EACH = $(shell echo $$(( ($(FUZZ_SECONDS) + 1) / 2 )))
+# Each target gets a third, rounded up: -max_total_time=0 would mean no limit.
+fuzz: FUZZ_EACH = $(shell echo $$(( ($(FUZZ_SECONDS) + 2) / 3 )))
 fuzz:
 	cd fuzz && RUSTFLAGS="$(FUZZ_RUSTFLAGS)" cargo build --locked --release --target $(HOST) --target-dir target
-	mkdir -p fuzz/corpus/feed fuzz/corpus/json fuzz/artifacts
+	mkdir -p fuzz/corpus/feed fuzz/corpus/json fuzz/corpus/escape fuzz/artifacts
 	fuzz/target/$(HOST)/release/feed -max_total_time=$(FUZZ_EACH) -max_len=4096 -artifact_prefix=fuzz/artifacts/feed- fuzz/corpus/feed
 	fuzz/target/$(HOST)/release/json -max_total_time=$(FUZZ_EACH) -max_len=4096 -artifact_prefix=fuzz/artifacts/json- fuzz/corpus/json
+	fuzz/target/$(HOST)/release/escape -max_total_time=$(FUZZ_EACH) -max_len=1024 -artifact_prefix=fuzz/artifacts/escape- fuzz/corpus/escape fuzz/corpus/json
 
 SOAK_SECONDS ?= 60
 soak: tools

@@ -4,7 +4,8 @@
 # with decode: :json against the baseline followed by jiffy, and by
 # Elixir's JSON on Elixir 1.18+, and against the floor, the baseline
 # followed by :erlang.binary_to_term/1 of each message's terms encoded
-# before the run. Then large documents (bench/documents.exs). Requiring
+# before the run. Then large documents (bench/documents.exs), and
+# encoding (bench/encode.exs). Requiring
 # this file defines the workloads; `Bench.main()` runs them (make bench:
 # mix run -r bench/run.exs -e "Bench.main()"), and bench/compare.exs
 # reuses them.
@@ -316,6 +317,7 @@ defmodule Bench do
 
     Bench.Decoding.main(only)
     Bench.Documents.main(only)
+    Bench.Encoding.main(only)
   end
 
   # A parity row below 1.0x but not below 0.95x is within this shared
@@ -766,5 +768,6 @@ defmodule Bench.Decoding do
   end
 end
 
-# Uses Bench's helpers, so it is compiled after Bench.
+# Use Bench's helpers, so they are compiled after Bench.
 Code.require_file("documents.exs", __DIR__)
+Code.require_file("encode.exs", __DIR__)

@@ -49,6 +49,18 @@ defmodule McpFramer.JSON do
   a sub-binary of its `data`, as in Jason: keeping the token keeps the
   line (with `strings: :copy`, the line's own copy).
 
+  ## Encoding
+
+  `encode/2`, `encode!/2`, `encode_to_iodata/2` and `encode_to_iodata!/2`
+  write a term as `Jason.encode/2` (1.4.5) does, byte for byte, with its
+  `:escape` and `:maps` options; `encode_line/2` and `encode_line!/2`
+  give the iodata of a message to write to a Port or stdout, its newline
+  included. What each term becomes, the errors, the memory the iodata
+  keeps and the schedulers: `McpFramer.JSON.Encoder`.
+
+      iex> McpFramer.JSON.encode!(%{"jsonrpc" => "2.0", "id" => 1, "result" => %{}})
+      ~s({"id":1,"jsonrpc":"2.0","result":{}})
+
   ## Schedulers
 
   Decoding keeps `McpFramer`'s scheduler guarantee (see "Schedulers"
@@ -58,6 +70,7 @@ defmodule McpFramer.JSON do
   is reported to the scheduler.
   """
 
+  alias McpFramer.JSON.Encoder
   alias McpFramer.Native
 
   @typedoc "What `Jason.decode/2` returns for a document."
@@ -152,6 +165,57 @@ defmodule McpFramer.JSON do
       {:error, error} -> raise error
     end
   end
+
+  @doc """
+  Encodes `term` as JSON text, as `Jason.encode/2` does: `{:ok, binary}`
+  or `{:error, %McpFramer.EncodeError{}}`. Options: `:escape`, `:maps`
+  (see `McpFramer.JSON.Encoder`).
+  """
+  @spec encode(term(), [Encoder.option()]) ::
+          {:ok, binary()} | {:error, McpFramer.EncodeError.t()}
+  def encode(term, opts \\ []), do: Encoder.encode(term, opts, :binary)
+
+  @doc """
+  Like `encode/2`, but returns the binary and raises `McpFramer.EncodeError`.
+  """
+  @spec encode!(term(), [Encoder.option()]) :: binary()
+  def encode!(term, opts \\ []), do: ok!(encode(term, opts))
+
+  @doc """
+  Like `encode/2`, but the text is iodata, in which a long string without
+  escapes is the term's own binary rather than a copy.
+  """
+  @spec encode_to_iodata(term(), [Encoder.option()]) ::
+          {:ok, iodata()} | {:error, McpFramer.EncodeError.t()}
+  def encode_to_iodata(term, opts \\ []), do: Encoder.encode(term, opts, :iodata)
+
+  @doc """
+  Like `encode_to_iodata/2`, but returns the iodata and raises
+  `McpFramer.EncodeError`.
+  """
+  @spec encode_to_iodata!(term(), [Encoder.option()]) :: iodata()
+  def encode_to_iodata!(term, opts \\ []), do: ok!(encode_to_iodata(term, opts))
+
+  @doc """
+  Like `encode_to_iodata/2`, with a `\\n` after the text: one MCP stdio
+  message, to write as it is.
+
+      iex> IO.iodata_to_binary(McpFramer.JSON.encode_line!(%{"id" => 1}))
+      ~s({"id":1}\\n)
+  """
+  @spec encode_line(term(), [Encoder.option()]) ::
+          {:ok, iodata()} | {:error, McpFramer.EncodeError.t()}
+  def encode_line(term, opts \\ []), do: Encoder.encode(term, opts, :line)
+
+  @doc """
+  Like `encode_line/2`, but returns the iodata and raises
+  `McpFramer.EncodeError`: `Port.command(port, McpFramer.JSON.encode_line!(message))`.
+  """
+  @spec encode_line!(term(), [Encoder.option()]) :: iodata()
+  def encode_line!(term, opts \\ []), do: ok!(encode_line(term, opts))
+
+  defp ok!({:ok, text}), do: text
+  defp ok!({:error, error}), do: raise(error)
 
   @doc false
   # The names of the decoding options, which McpFramer.new/1 takes too.

@@ -18,6 +18,7 @@
 //!   including the next `\n` is then discarded.
 
 pub mod arch;
+pub mod encode;
 pub mod json;
 mod newlines;
 pub mod pace;

@@ -6,6 +6,7 @@
 mod builder;
 mod decode;
 mod decode_error;
+mod encode;
 mod error;
 mod external;
 mod held;

@@ -1,0 +1,110 @@
+//! Any bytes through the encoder's string writing, in every escape mode.
+//!
+//! * The scan's vector twins (SSE2, AVX2 when the CPU has it), and the
+//!   copy up to the next byte to escape, are held to the portable ones
+//!   from every offset of the input's first 64 bytes, which covers every
+//!   place in a 16- or 32-byte lane, and of its last 64, where the lanes
+//!   run out.
+//! * `check` must refuse exactly what std refuses, at the same byte, and
+//!   give a plain prefix that needs no escape.
+//! * The written text must be what a reference writes character by
+//!   character from Jason 1.4.5's tables, and read back, as JSON, to the
+//!   input (checked with serde_json).
+//! * The input's first eight bytes, as a float, must be written in a form
+//!   that reads back as that float.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use mcp_framer_core::encode::{
+    check, check_ascii, first_escape, lanes, write_escaped, write_float, Escape,
+};
+
+fuzz_target!(|input: &[u8]| {
+    for escape in Escape::ALL {
+        let stops = escape.stops();
+        let end = input.len();
+        for from in (0..end.min(64)).chain(end.saturating_sub(64)..=end) {
+            let portable = lanes::portable::find(input, from, stops);
+            assert_eq!(lanes::find(input, from, stops), portable);
+            let mut copied = Vec::new();
+            assert_eq!(
+                lanes::portable::copy_to_stop(input, from, stops, &mut copied),
+                portable
+            );
+            assert_eq!(copied, &input[from..portable]);
+            #[cfg(target_arch = "x86_64")]
+            {
+                assert_eq!(lanes::sse2::find(input, from, stops), portable);
+                if std::is_x86_feature_detected!("avx2") {
+                    // SAFETY: the CPU has AVX2, just checked.
+                    assert_eq!(unsafe { lanes::avx2::find(input, from, stops) }, portable);
+                }
+                let mut lanes_copied = Vec::new();
+                let stop = lanes::sse2::copy_to_stop(input, from, stops, &mut lanes_copied);
+                assert_eq!((stop, lanes_copied), (portable, copied));
+            }
+        }
+        let checked = check(input, escape);
+        match std::str::from_utf8(input) {
+            Err(error) => assert_eq!(checked.map_err(|e| e.position), Err(error.valid_up_to())),
+            Ok(text) => {
+                let plain = checked.expect("valid UTF-8 is accepted");
+                assert_eq!(plain, first_escape(input, 0, escape));
+                let mut out = Vec::new();
+                write_escaped(&mut out, input, plain, escape).unwrap();
+                let mut expected = String::new();
+                for c in text.chars() {
+                    reference_char(c, escape, &mut expected);
+                }
+                assert_eq!(String::from_utf8_lossy(&out), expected);
+                assert_eq!(&out[..plain], &input[..plain]);
+                let ascii = check_ascii(input, escape).expect("valid UTF-8 is accepted");
+                assert!(ascii <= plain);
+                let mut from_ascii = Vec::new();
+                write_escaped(&mut from_ascii, input, ascii, escape).unwrap();
+                assert_eq!(from_ascii, out);
+                let quoted = [b"\"", &out[..], b"\""].concat();
+                let read: String = serde_json::from_slice(&quoted).expect("JSON text");
+                assert_eq!(read, text);
+            }
+        }
+    }
+    if let Some(bits) = input.first_chunk::<8>() {
+        let value = f64::from_le_bytes(*bits);
+        if value.is_finite() {
+            let mut out = Vec::new();
+            write_float(&mut out, value);
+            let text = std::str::from_utf8(&out).unwrap();
+            assert_eq!(
+                text.parse::<f64>().map(f64::to_bits),
+                Ok(value.to_bits()),
+                "{text}"
+            );
+        }
+    }
+});
+
+/// What `escape` writes for one character, as Jason's tables say.
+fn reference_char(c: char, escape: Escape, out: &mut String) {
+    let u = |out: &mut String, unit: u32| out.push_str(&format!("\\u{unit:04X}"));
+    match c {
+        '"' => out.push_str("\\\""),
+        '\\' => out.push_str("\\\\"),
+        '\u{8}' => out.push_str("\\b"),
+        '\t' => out.push_str("\\t"),
+        '\n' => out.push_str("\\n"),
+        '\u{c}' => out.push_str("\\f"),
+        '\r' => out.push_str("\\r"),
+        c if (c as u32) < 0x20 => u(out, c as u32),
+        '/' if escape == Escape::HtmlSafe => out.push_str("\\/"),
+        '<' if escape == Escape::HtmlSafe => u(out, 0x3C),
+        '\u{2028}' | '\u{2029}' if escape != Escape::Json => u(out, c as u32),
+        c if escape == Escape::UnicodeSafe && (c as u32) > 0xFFFF => {
+            let offset = c as u32 - 0x10000;
+            u(out, 0xD800 | (offset >> 10));
+            u(out, 0xDC00 | (offset & 0x3FF));
+        }
+        c if escape == Escape::UnicodeSafe && (c as u32) > 0x7F => u(out, c as u32),
+        c => out.push(c),
+    }
+}

@@ -1,0 +1,84 @@
+defmodule McpFramer.EncodeError do
+  @moduledoc """
+  A term that `McpFramer.JSON.encode/2` cannot write as JSON, as
+  `Jason.encode/2` refuses it. `reason` says why and `value` holds the
+  culprit:
+
+    * `:invalid_byte` - `value` is a string that is not valid UTF-8, and
+      `byte` the first byte of its first invalid sequence;
+    * `:duplicate_key` - under `maps: :strict`, `value` is the text of a
+      key written twice in one map, escaped;
+    * `:struct` - `value` is a struct other than `Date`, `Time`,
+      `NaiveDateTime` and `DateTime`;
+    * `:unsupported` - `value` is a tuple, pid, port, reference, function
+      or bitstring;
+    * `:invalid_key` - `value` is a map key that is not a binary, atom or
+      integer, and that `String.Chars` does not turn into a string;
+    * `:improper_list` - `value` is the tail of an improper list;
+    * `:no_memory` - `value` is how many bytes of text were written when
+      the output could not grow.
+
+  The messages of the first two are Jason's.
+  """
+  defexception [:reason, :value, :byte]
+
+  @type t :: %__MODULE__{
+          reason:
+            :invalid_byte
+            | :duplicate_key
+            | :struct
+            | :unsupported
+            | :invalid_key
+            | :improper_list
+            | :no_memory,
+          value: term(),
+          byte: byte() | nil
+        }
+
+  @impl true
+  def exception({:invalid_byte, byte, string}),
+    do: %__MODULE__{reason: :invalid_byte, value: string, byte: byte}
+
+  def exception({reason, value}), do: %__MODULE__{reason: reason, value: value}
+  def exception(fields) when is_list(fields), do: struct!(__MODULE__, fields)
+
+  @impl true
+  def message(%__MODULE__{reason: :invalid_byte, value: string, byte: byte}) do
+    "invalid byte #{inspect(byte, base: :hex)} in #{inspect(string)}"
+  end
+
+  def message(%__MODULE__{reason: :duplicate_key, value: key}), do: "duplicate key: #{key}"
+
+  def message(%__MODULE__{reason: :struct, value: %module{}}) do
+    "cannot encode a %#{inspect(module)}{} struct as JSON: McpFramer.JSON encodes the " <>
+      "Date, Time, NaiveDateTime and DateTime structs and no others (it does not use " <>
+      "the Jason.Encoder protocol). Turn it into a map of the fields to send first, " <>
+      "for example with Map.take/2, or Map.from_struct/1 for all of them"
+  end
+
+  def message(%__MODULE__{reason: :unsupported, value: value}) when is_bitstring(value) do
+    "cannot encode a bitstring as JSON: #{inspect(value)}"
+  end
+
+  def message(%__MODULE__{reason: :unsupported, value: value}) do
+    "cannot encode #{inspect(value)} as JSON: only maps, lists, binaries, numbers, " <>
+      "atoms and the Date, Time, NaiveDateTime and DateTime structs have a JSON form"
+  end
+
+  def message(%__MODULE__{reason: :invalid_key, value: key}) do
+    "cannot encode the map key #{inspect(key)} as JSON: a key must be a binary, an atom, " <>
+      "an integer or a term String.Chars turns into a string"
+  end
+
+  def message(%__MODULE__{reason: :improper_list, value: tail}) do
+    "cannot encode an improper list as JSON: its tail is #{inspect(tail)}"
+  end
+
+  def message(%__MODULE__{reason: :no_memory, value: bytes}) do
+    "could not allocate memory for the JSON text, #{inspect(bytes)} bytes into it"
+  end
+
+  def message(%__MODULE__{reason: reason, value: value}) do
+    "cannot encode #{inspect(value)} as JSON (#{inspect(reason)})"
+  end
+end

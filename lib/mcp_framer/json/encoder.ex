@@ -1,0 +1,235 @@
+defmodule McpFramer.JSON.Encoder do
+  @moduledoc """
+  Encodes terms as JSON text, byte for byte as `Jason.encode/2` (1.4.5)
+  writes them, with its options. `McpFramer.JSON.encode/2`,
+  `encode!/2`, `encode_to_iodata/2`, `encode_to_iodata!/2`,
+  `encode_line/2` and `encode_line!/2` call this module; the walk over
+  the term and the writing of its text are in the NIF.
+
+      iex> McpFramer.JSON.encode(%{"jsonrpc" => "2.0", "id" => 1, "result" => %{ok: true}})
+      {:ok, ~s({"id":1,"jsonrpc":"2.0","result":{"ok":true}})}
+
+      iex> {:error, error} = McpFramer.JSON.encode(%{"text" => <<0xFF>>})
+      iex> Exception.message(error)
+      "invalid byte 0xFF in <<255>>"
+
+  ## What a term becomes
+
+    * Maps become objects, their pairs in the order `Map.to_list/1` gives
+      them, for maps of any size. Keys may be binaries, atoms (`nil` is
+      `"nil"`), integers, or anything `String.Chars` turns into a string,
+      as `Jason` takes them (`1.5` gives `"1.5"`, `'ab'` gives `"ab"`).
+    * Lists become arrays; `nil`, `true` and `false` become `null`, `true`
+      and `false`; any other atom becomes the string of its name.
+    * Binaries become strings. They must be valid UTF-8; `"` and `\\`
+      are escaped with a backslash, `\\b \\f \\n \\r \\t` by their
+      letters, and the other characters below U+0020 as `\\u00XX`, in
+      upper case. See `:escape` for the others.
+    * Integers of any size are written in decimal. Floats are written as
+      `:erlang.float_to_binary(float, [:short])` writes them, as Jason
+      does on OTP 24 and later: the fewest digits that read back as the
+      same float, in plain or scientific notation, whichever is shorter
+      (`0.1`, `100.0`, `1.0e3`, `1.2e-4`).
+    * `Date`, `Time`, `NaiveDateTime` and `DateTime` structs become the
+      string their `to_iso8601/1` gives.
+
+  ## Options
+
+    * `:escape` - `:json` (default) escapes only what JSON requires;
+      `:javascript_safe` also escapes U+2028 and U+2029 (as `\\u2028` and
+      `\\u2029`); `:html_safe` does too, and writes `/` as `\\/` and `<`
+      as `\\u003C`; `:unicode_safe` escapes every character past ASCII as
+      `\\uXXXX` (upper case), past U+FFFF as a surrogate pair.
+    * `:maps` - `:naive` (default) writes every pair; `:strict` refuses a
+      map two of whose keys have the same text, such as `%{:a => 1, "a"
+      => 2}`, with the key in the error.
+    * `:pretty` - not supported: only `false` is taken. Pretty-printing
+      may come later.
+
+  Bad options raise `ArgumentError`.
+
+  ## Errors
+
+  `encode/2` returns `{:error, %McpFramer.EncodeError{}}` where Jason
+  returns or raises an error; the error's `value` holds the culprit:
+
+    * a string that is not valid UTF-8 (`reason: :invalid_byte`, and
+      Jason's message, `"invalid byte 0xFF in <<255>>"`);
+    * under `maps: :strict`, a key written twice in one map
+      (`:duplicate_key`, `"duplicate key: a"`);
+    * a struct other than the four above (`:struct`): Jason needs its
+      `Jason.Encoder` protocol for those, which McpFramer does not use, so
+      turn such a struct into a map of the fields to send first;
+    * a tuple, pid, port, reference, function or bitstring
+      (`:unsupported`), a map key `String.Chars` cannot convert
+      (`:invalid_key`, where Jason raises `Protocol.UndefinedError`), and
+      an improper list (`:improper_list`, where Jason raises
+      `FunctionClauseError`).
+
+  When a term holds more than one, the error is the first in the order
+  the text is written.
+
+  ## Memory
+
+  `encode/2` returns one binary. In the iodata of `encode_to_iodata/2`
+  and `encode_line/2`, a string of 1,024 bytes or more that needs no
+  escape is not copied: the iodata holds that binary itself, so keeping
+  the iodata keeps it alive (and, for a sub-binary, the binary it is
+  part of), as the term does. The rest of the text is one binary, which
+  the iodata holds in parts.
+
+  ## Schedulers
+
+  No call holds a normal scheduler for a millisecond: a term whose
+  encoding would take longer is encoded on a dirty CPU scheduler
+  instead, as soon as that shows, and each call's time is reported to
+  the scheduler. A term holding a struct or a key that only Elixir can
+  turn into text (a float, a charlist, a `String.Chars` struct) is
+  first converted in Elixir, then encoded: such terms are slower.
+  """
+
+  alias McpFramer.{EncodeError, Native}
+
+  @escapes [json: 0, unicode_safe: 1, javascript_safe: 2, html_safe: 3]
+  # Bits 0-1 the escape, bit 2 :strict, bits 3-4 the form (see the NIF).
+  @forms [binary: 0, iodata: 8, line: 16]
+  @strict 4
+
+  @calendar [Date, Time, NaiveDateTime, DateTime]
+
+  @typedoc "The options of `McpFramer.JSON.encode/2`."
+  @type option ::
+          {:escape, :json | :unicode_safe | :javascript_safe | :html_safe}
+          | {:maps, :naive | :strict}
+          | {:pretty, false}
+
+  @doc false
+  @spec encode(term(), [option()], :binary | :iodata | :line) ::
+          {:ok, iodata()} | {:error, EncodeError.t()}
+  def encode(term, opts, form) do
+    flags = flags!(opts, form)
+
+    case run(term, flags, nil) do
+      :convert ->
+        tag = make_ref()
+        result(run(convert(term, tag), flags, tag))
+
+      reply ->
+        result(reply)
+    end
+  end
+
+  defp run(term, flags, tag) do
+    case Native.encode(term, flags, tag) do
+      :continue_dirty -> run_dirty(term, flags, tag)
+      :map_order -> learn_map_order(&run/3, term, flags, tag)
+      reply -> reply
+    end
+  end
+
+  defp run_dirty(term, flags, tag) do
+    case Native.encode_dirty(term, flags, tag) do
+      :map_order -> learn_map_order(&run_dirty/3, term, flags, tag)
+      reply -> reply
+    end
+  end
+
+  # Once a VM: the NIF learns which way the iterator of a map of over 32
+  # pairs gives Map.to_list/1's order (it differs between OTP releases),
+  # then encodes the term.
+  defp learn_map_order(run, term, flags, tag) do
+    map = Map.new(0..32, &{&1, &1})
+    :ok = Native.encode_map_order(map, for({key, _} <- Map.to_list(map), do: key))
+    run.(term, flags, tag)
+  end
+
+  defp result({:ok, _} = ok), do: ok
+  defp result({:error, reason}), do: {:error, EncodeError.exception(reason)}
+
+  # Options are packed once, here, into the integer the NIF takes.
+  defp flags!([], form), do: form(form)
+
+  defp flags!(opts, form) do
+    if not (is_list(opts) and Keyword.keyword?(opts)) do
+      raise ArgumentError,
+            "McpFramer.JSON expects a keyword list of options, got: #{inspect(opts)}"
+    end
+
+    case Keyword.validate(opts, escape: :json, maps: :naive, pretty: false) do
+      {:ok, valid} ->
+        escape!(valid[:escape]) + maps!(valid[:maps]) + pretty!(valid[:pretty]) + form(form)
+
+      {:error, unknown} ->
+        raise ArgumentError,
+              "unknown McpFramer.JSON encoding option(s) #{inspect(unknown)}; " <>
+                "the options are :escape, :maps and :pretty"
+    end
+  end
+
+  for {form, bits} <- @forms do
+    defp form(unquote(form)), do: unquote(bits)
+  end
+
+  for {escape, bits} <- @escapes do
+    defp escape!(unquote(escape)), do: unquote(bits)
+  end
+
+  defp escape!(escape) do
+    raise ArgumentError,
+          "expected :escape to be :json, :unicode_safe, :javascript_safe or :html_safe, " <>
+            "got: #{inspect(escape)}"
+  end
+
+  defp maps!(:naive), do: 0
+  defp maps!(:strict), do: @strict
+
+  defp maps!(maps) do
+    raise ArgumentError, "expected :maps to be :naive or :strict, got: #{inspect(maps)}"
+  end
+
+  defp pretty!(false), do: 0
+
+  defp pretty!(pretty) do
+    raise ArgumentError,
+          "McpFramer.JSON does not pretty-print: :pretty must be false, got: #{inspect(pretty)}"
+  end
+
+  # The term, with what only Elixir can turn into text turned: the four
+  # calendar structs into their ISO 8601 strings, and the keys of a map
+  # that has keys other than binaries, atoms and integers through
+  # String.Chars, the map then standing as {tag, pairs} in Map.to_list/1's
+  # order (two keys may now have the same text). What cannot be turned is
+  # left as it is, for the NIF to report in its place in the text.
+  @doc false
+  @spec convert(term(), reference()) :: term()
+  def convert(%module{} = struct, _tag) when module in @calendar, do: module.to_iso8601(struct)
+  def convert(%_{} = struct, _tag), do: struct
+
+  def convert(map, tag) when is_map(map) do
+    if Enum.all?(Map.keys(map), &native_key?/1) do
+      :maps.map(fn _key, value -> convert(value, tag) end, map)
+    else
+      {tag, for({key, value} <- Map.to_list(map), do: {convert_key(key), convert(value, tag)})}
+    end
+  end
+
+  def convert(list, tag) when is_list(list), do: convert_list(list, tag, [])
+  def convert(other, _tag), do: other
+
+  defp convert_list([item | rest], tag, acc),
+    do: convert_list(rest, tag, [convert(item, tag) | acc])
+
+  defp convert_list([], _tag, acc), do: :lists.reverse(acc)
+  # An improper list keeps its tail, which the NIF reports.
+  defp convert_list(tail, _tag, acc), do: :lists.reverse(acc, tail)
+
+  defp native_key?(key), do: is_binary(key) or is_atom(key) or is_integer(key)
+
+  # A key String.Chars refuses, or turns into something other than a
+  # binary, stays: the NIF reports it as :invalid_key.
+  defp convert_key(key) do
+    if native_key?(key), do: key, else: String.Chars.to_string(key)
+  rescue
+    _ -> key
+  end
+end

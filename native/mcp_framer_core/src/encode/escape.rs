@@ -1,0 +1,378 @@
+//! JSON strings as Jason 1.4.5 writes them, in each of its escape modes.
+//!
+//! Every mode escapes `"` and `\` with a backslash, `\b \t \n \f \r` by
+//! their letters and the other bytes below 0x20 as `\u00XX`, hex digits in
+//! upper case; DEL (0x7F) stays as it is. On top of that:
+//! * [`Escape::JavascriptSafe`] escapes U+2028 and U+2029 as `\u2028` and
+//!   `\u2029`;
+//! * [`Escape::HtmlSafe`] does too, and writes `/` as `\/` and `<` as
+//!   `\u003C`;
+//! * [`Escape::UnicodeSafe`] escapes every character past ASCII as `\uXXXX`,
+//!   past U+FFFF as a surrogate pair.
+//!
+//! The text must be valid UTF-8 first ([`check_utf8`]): Jason refuses the
+//! whole string at the first byte that does not start a valid character.
+
+use super::lanes::{self, Stops};
+use std::collections::TryReserveError;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Escape {
+    Json,
+    UnicodeSafe,
+    JavascriptSafe,
+    HtmlSafe,
+}
+
+impl Escape {
+    /// Every mode, for tests and tables.
+    pub const ALL: [Escape; 4] = [
+        Escape::Json,
+        Escape::UnicodeSafe,
+        Escape::JavascriptSafe,
+        Escape::HtmlSafe,
+    ];
+
+    /// The bytes a scan must stop at: those that are escaped, and the
+    /// first byte of U+2028 and U+2029 (0xE2), which may be.
+    #[inline(always)]
+    pub fn stops(self) -> Stops {
+        match self {
+            Escape::Json => Stops {
+                extra: [b'"'; 3],
+                high: false,
+            },
+            Escape::UnicodeSafe => Stops {
+                extra: [b'"'; 3],
+                high: true,
+            },
+            Escape::JavascriptSafe => Stops {
+                extra: [0xE2, b'"', b'"'],
+                high: false,
+            },
+            Escape::HtmlSafe => Stops {
+                extra: [0xE2, b'<', b'/'],
+                high: false,
+            },
+        }
+    }
+
+    /// What a byte below 0x80 becomes, if it is escaped: up to six
+    /// bytes, then the count of them in the last.
+    #[inline]
+    fn ascii(self, byte: u8) -> Option<[u8; 8]> {
+        match (self, byte) {
+            (Escape::HtmlSafe, b'/') => Some(sequence(br"\/")),
+            (Escape::HtmlSafe, b'<') => Some(sequence(br"\u003C")),
+            _ => JSON_ESCAPES.get(usize::from(byte)).copied().flatten(),
+        }
+    }
+}
+
+/// An escape sequence of up to six bytes in eight, its length in the
+/// last: written as one word, then cut to its length.
+const fn sequence(bytes: &[u8]) -> [u8; 8] {
+    let mut word = [0; 8];
+    let mut i = 0;
+    while i < bytes.len() {
+        word[i] = bytes[i];
+        i += 1;
+    }
+    word[7] = bytes.len() as u8;
+    word
+}
+
+/// What each ASCII byte becomes in every mode: `None` for those written
+/// as they are.
+const JSON_ESCAPES: [Option<[u8; 8]>; 0x80] = {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    let mut table: [Option<[u8; 8]>; 0x80] = [None; 0x80];
+    let mut byte = 0;
+    while byte < 0x20 {
+        let hex = [b'\\', b'u', b'0', b'0', HEX[byte >> 4], HEX[byte & 0xF]];
+        table[byte] = Some(sequence(&hex));
+        byte += 1;
+    }
+    table[0x08] = Some(sequence(br"\b"));
+    table[0x09] = Some(sequence(br"\t"));
+    table[0x0A] = Some(sequence(br"\n"));
+    table[0x0C] = Some(sequence(br"\f"));
+    table[0x0D] = Some(sequence(br"\r"));
+    table[b'"' as usize] = Some(sequence(br#"\""#));
+    table[b'\\' as usize] = Some(sequence(br"\\"));
+    table
+};
+
+/// The most bytes one character's escape takes: a surrogate pair.
+const ESCAPE_MAX: usize = 12;
+
+/// A string Jason refuses: its first invalid UTF-8 sequence starts at
+/// `position`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InvalidUtf8 {
+    pub position: usize,
+}
+
+/// Why a string was not written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WriteError {
+    InvalidUtf8(InvalidUtf8),
+    /// The output buffer could not grow.
+    NoMemory,
+}
+
+impl From<TryReserveError> for WriteError {
+    fn from(_: TryReserveError) -> WriteError {
+        WriteError::NoMemory
+    }
+}
+
+/// Checks that `text` is valid UTF-8, and returns how much of it `escape`
+/// writes unchanged: the index of the first character it escapes, or
+/// `text.len()`.
+///
+/// Most strings are ASCII without escapes: one scan, for bytes that are
+/// escaped or past ASCII, finds that out, and only the rest is checked.
+#[inline]
+pub fn check(text: &[u8], escape: Escape) -> Result<usize, InvalidUtf8> {
+    // Each mode's own copy, its bytes to stop at constants in the scan.
+    match escape {
+        Escape::Json => check_in(text, Escape::Json),
+        Escape::UnicodeSafe => check_in(text, Escape::UnicodeSafe),
+        Escape::JavascriptSafe => check_in(text, Escape::JavascriptSafe),
+        Escape::HtmlSafe => check_in(text, Escape::HtmlSafe),
+    }
+}
+
+#[inline(always)]
+fn check_in(text: &[u8], escape: Escape) -> Result<usize, InvalidUtf8> {
+    let ascii = check_ascii_in(text, escape)?;
+    if ascii == text.len() {
+        return Ok(ascii);
+    }
+    Ok(first_escape(text, ascii, escape))
+}
+
+/// Like [`check`], but stops at the first character past ASCII too: the
+/// length of a prefix that needs no escape, the whole of an ASCII string
+/// without escapes. For a writer that goes on with [`write_escaped`],
+/// which finds the rest of the plain text as it copies it, in the same
+/// pass.
+#[inline]
+pub fn check_ascii(text: &[u8], escape: Escape) -> Result<usize, InvalidUtf8> {
+    match escape {
+        Escape::Json => check_ascii_in(text, Escape::Json),
+        Escape::UnicodeSafe => check_ascii_in(text, Escape::UnicodeSafe),
+        Escape::JavascriptSafe => check_ascii_in(text, Escape::JavascriptSafe),
+        Escape::HtmlSafe => check_ascii_in(text, Escape::HtmlSafe),
+    }
+}
+
+#[inline(always)]
+fn check_ascii_in(text: &[u8], escape: Escape) -> Result<usize, InvalidUtf8> {
+    let stops = Stops {
+        high: true,
+        ..escape.stops()
+    };
+    let ascii = lanes::find(text, 0, stops);
+    if ascii < text.len() {
+        check_utf8(&text[ascii..]).map_err(|invalid| InvalidUtf8 {
+            position: ascii + invalid.position,
+        })?;
+    }
+    Ok(ascii)
+}
+
+/// Whether `text` is valid UTF-8, and if not, where it stops being so.
+#[inline]
+pub fn check_utf8(text: &[u8]) -> Result<(), InvalidUtf8> {
+    // The fast check says only yes or no; the slow one, run only on the
+    // way to an error, says where.
+    if simdutf8::basic::from_utf8(text).is_ok() {
+        return Ok(());
+    }
+    match std::str::from_utf8(text) {
+        Ok(_) => Ok(()),
+        Err(error) => Err(InvalidUtf8 {
+            position: error.valid_up_to(),
+        }),
+    }
+}
+
+/// The index of the first character of `text` (valid UTF-8) from `from` on
+/// that `escape` escapes, or `text.len()` if it writes the rest unchanged.
+#[inline(always)]
+pub fn first_escape(text: &[u8], from: usize, escape: Escape) -> usize {
+    let stops = escape.stops();
+    let mut at = from;
+    loop {
+        at = lanes::find(text, at, stops);
+        match text.get(at) {
+            // 0xE2 starts U+2000 to U+2FFF; only two of them are escaped.
+            Some(0xE2) if escape != Escape::UnicodeSafe && !line_separator(text, at) => at += 1,
+            _ => return at,
+        }
+    }
+}
+
+/// Whether U+2028 or U+2029 starts at `at`.
+#[inline]
+fn line_separator(text: &[u8], at: usize) -> bool {
+    matches!(text.get(at..at + 3), Some([0xE2, 0x80, 0xA8 | 0xA9]))
+}
+
+/// Appends `text`, which needs no escape, to `out`. A string of up to 16
+/// bytes, most keys and many values, is stored as two words that may
+/// overlap, without a call to `memcpy`, which costs more than such a copy;
+/// `out` must have room for 8 bytes more than `text`, or it grows.
+#[inline(always)]
+pub fn write_plain(out: &mut Vec<u8>, text: &[u8]) {
+    let end = out.len() + text.len();
+    if text.len() > 16 {
+        out.extend_from_slice(text);
+    } else if let (Some(low), Some(high)) = (text.first_chunk::<8>(), text.last_chunk::<8>()) {
+        out.extend_from_slice(low);
+        out.truncate(end - 8);
+        out.extend_from_slice(high);
+    } else {
+        out.extend_from_slice(&lanes::portable::short_word(text).to_le_bytes());
+        out.truncate(end);
+    }
+}
+
+/// Appends `text` (valid UTF-8) as `escape` writes it, without quotes,
+/// given that nothing before `plain` needs an escape (from [`check`],
+/// [`check_ascii`] or [`first_escape`]; 0 if not known).
+pub fn write_escaped(
+    out: &mut Vec<u8>,
+    text: &[u8],
+    plain: usize,
+    escape: Escape,
+) -> Result<(), TryReserveError> {
+    // Each mode's own copy, as in `check`.
+    match escape {
+        Escape::Json => write_escaped_in(out, text, plain, Escape::Json),
+        Escape::UnicodeSafe => write_escaped_in(out, text, plain, Escape::UnicodeSafe),
+        Escape::JavascriptSafe => write_escaped_in(out, text, plain, Escape::JavascriptSafe),
+        Escape::HtmlSafe => write_escaped_in(out, text, plain, Escape::HtmlSafe),
+    }
+}
+
+#[inline(always)]
+fn write_escaped_in(
+    out: &mut Vec<u8>,
+    text: &[u8],
+    plain: usize,
+    escape: Escape,
+) -> Result<(), TryReserveError> {
+    let stops = escape.stops();
+    let plain = plain.min(text.len());
+    out.try_reserve(text.len() + LANE)?;
+    out.extend_from_slice(&text[..plain]);
+    let mut at = plain;
+    while let Some(&byte) = text.get(at) {
+        // Room for the rest, a lane stored whole and an escape's growth,
+        // so that nothing below allocates but here, where it may fail.
+        out.try_reserve(text.len() - at + LANE + ESCAPE_MAX)?;
+        at += if byte < 0x80 {
+            match escape.ascii(byte) {
+                Some(sequence) => {
+                    let length = out.len() + usize::from(sequence[7]);
+                    out.extend_from_slice(&sequence);
+                    out.truncate(length);
+                }
+                // The scan stops only at bytes the mode escapes.
+                None => out.push(byte),
+            }
+            1
+        } else if escape == Escape::UnicodeSafe
+            || (escape != Escape::Json && line_separator(text, at))
+        {
+            write_char_escape(out, &text[at..])
+        } else {
+            // The first byte of a character the mode writes as it is (the
+            // scan stops at those of U+2000 to U+2FFF, or `plain` was
+            // where a check stopped at the first past ASCII).
+            out.push(byte);
+            1
+        };
+        at = lanes::copy_to_stop(text, at, stops, out);
+    }
+    Ok(())
+}
+
+/// The most bytes [`lanes::copy_to_stop`] stores past what it keeps.
+const LANE: usize = 16;
+
+/// Writes the `\u` escape of the character `rest` starts with, which is
+/// past ASCII; returns its length in bytes.
+fn write_char_escape(out: &mut Vec<u8>, rest: &[u8]) -> usize {
+    let (code, length) = decode_char(rest);
+    if code > 0xFFFF {
+        let offset = code - 0x10000;
+        write_u_escape(out, 0xD800 | (offset >> 10));
+        write_u_escape(out, 0xDC00 | (offset & 0x3FF));
+    } else {
+        write_u_escape(out, code);
+    }
+    length
+}
+
+fn write_u_escape(out: &mut Vec<u8>, unit: u32) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    let digit = |shift: u32| HEX[((unit >> shift) & 0xF) as usize];
+    out.extend_from_slice(&[b'\\', b'u', digit(12), digit(8), digit(4), digit(0)]);
+}
+
+/// The code point and length of the character `rest` starts with, from
+/// valid UTF-8 (a lead byte past ASCII); bytes past the end read as
+/// continuation bytes of nothing, so a bad caller gets a wrong escape, not
+/// a panic.
+fn decode_char(rest: &[u8]) -> (u32, usize) {
+    let byte = |i: usize| u32::from(rest.get(i).copied().unwrap_or(0x80) & 0x3F);
+    let lead = u32::from(rest.first().copied().unwrap_or(0));
+    match lead {
+        0xF0.. => (
+            (lead & 0x07) << 18 | byte(1) << 12 | byte(2) << 6 | byte(3),
+            4,
+        ),
+        0xE0.. => ((lead & 0x0F) << 12 | byte(1) << 6 | byte(2), 3),
+        _ => ((lead & 0x1F) << 6 | byte(1), 2),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_holds_every_control_byte_quote_and_backslash_and_nothing_else() {
+        for byte in 0..0x80u8 {
+            let escaped = Escape::Json.ascii(byte).is_some();
+            assert_eq!(
+                escaped,
+                byte < 0x20 || byte == b'"' || byte == b'\\',
+                "{byte:#x}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_plain_string_of_any_length_is_appended_as_it_is() {
+        let text: Vec<u8> = (0..40).map(|i| b'a' + i).collect();
+        for length in 0..=text.len() {
+            let mut out = b"head".to_vec();
+            write_plain(&mut out, &text[..length]);
+            assert_eq!(out, [b"head", &text[..length]].concat());
+        }
+    }
+
+    #[test]
+    fn a_character_of_each_length_decodes_to_its_code_point() {
+        for c in ['é', '߿', 'ࠀ', '\u{2028}', '\u{FFFF}', '😀', '\u{10FFFF}'] {
+            let mut bytes = [0; 4];
+            let text = c.encode_utf8(&mut bytes);
+            assert_eq!(decode_char(text.as_bytes()), (c as u32, c.len_utf8()));
+        }
+    }
+}

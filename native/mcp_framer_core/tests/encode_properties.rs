@@ -1,0 +1,107 @@
+//! The string writer against a reference that escapes one character at a
+//! time, straight from Jason 1.4.5's tables, on random strings dense with
+//! every character some mode escapes, at every length and offset the lanes
+//! see; and the UTF-8 check against std's on random bytes.
+
+use mcp_framer_core::encode::{check, check_ascii, write_escaped, Escape, InvalidUtf8};
+use proptest::prelude::*;
+
+/// What `escape` writes for one character.
+fn reference_char(c: char, escape: Escape, out: &mut String) {
+    let u = |out: &mut String, unit: u32| out.push_str(&format!("\\u{unit:04X}"));
+    match c {
+        '"' => out.push_str("\\\""),
+        '\\' => out.push_str("\\\\"),
+        '\u{8}' => out.push_str("\\b"),
+        '\t' => out.push_str("\\t"),
+        '\n' => out.push_str("\\n"),
+        '\u{c}' => out.push_str("\\f"),
+        '\r' => out.push_str("\\r"),
+        c if (c as u32) < 0x20 => u(out, c as u32),
+        '/' if escape == Escape::HtmlSafe => out.push_str("\\/"),
+        '<' if escape == Escape::HtmlSafe => u(out, 0x3C),
+        '\u{2028}' | '\u{2029}' if escape != Escape::Json => u(out, c as u32),
+        c if escape == Escape::UnicodeSafe && (c as u32) > 0xFFFF => {
+            let offset = c as u32 - 0x10000;
+            u(out, 0xD800 | (offset >> 10));
+            u(out, 0xDC00 | (offset & 0x3FF));
+        }
+        c if escape == Escape::UnicodeSafe && (c as u32) > 0x7F => u(out, c as u32),
+        c => out.push(c),
+    }
+}
+
+fn reference(text: &str, escape: Escape) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        reference_char(c, escape, &mut out);
+    }
+    out
+}
+
+/// Written from the plain prefix `check` gives, and from the shorter one
+/// `check_ascii` gives: both must be the same text.
+fn ours(text: &str, escape: Escape) -> String {
+    let written = |plain| {
+        let mut out = Vec::new();
+        write_escaped(&mut out, text.as_bytes(), plain, escape).unwrap();
+        String::from_utf8(out).unwrap()
+    };
+    let from_check = written(check(text.as_bytes(), escape).unwrap());
+    let from_ascii = written(check_ascii(text.as_bytes(), escape).unwrap());
+    assert_eq!(from_check, from_ascii);
+    from_check
+}
+
+/// Characters some mode escapes, their neighbours, and plain ones.
+fn character() -> impl Strategy<Value = char> {
+    prop_oneof![
+        4 => prop::char::range('a', 'z'),
+        2 => prop::sample::select(vec![
+            '"', '\\', '/', '<', '>', '&', '\u{7F}', '\u{0}', '\u{1F}', '\n', '\t', '\u{8}',
+            '\u{c}', '\r', 'é', 'ÿ', '߿', 'ࠀ', '\u{2027}', '\u{2028}', '\u{2029}', '\u{202A}',
+            '\u{2000}', '日', '\u{FFFF}', '😀', '\u{10000}', '\u{10FFFF}',
+        ]),
+        1 => any::<char>(),
+    ]
+}
+
+fn escape() -> impl Strategy<Value = Escape> {
+    prop::sample::select(Escape::ALL.to_vec())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(4000))]
+
+    #[test]
+    fn every_string_is_escaped_as_the_reference_escapes_it(
+        chars in prop::collection::vec(character(), 0..150),
+        escape in escape(),
+    ) {
+        let text: String = chars.into_iter().collect();
+        prop_assert_eq!(ours(&text, escape), reference(&text, escape));
+    }
+
+    #[test]
+    fn a_plain_run_of_any_length_before_a_special_character_is_kept_whole(
+        length in 0usize..100,
+        special in prop::sample::select(vec!['"', '\u{1}', '/', '<', '\u{2028}', 'é', '😀']),
+        escape in escape(),
+    ) {
+        let text = format!("{}{special}{}", "x".repeat(length), "y".repeat(length % 7));
+        prop_assert_eq!(ours(&text, escape), reference(&text, escape));
+    }
+
+    #[test]
+    fn the_first_invalid_byte_is_where_std_stops(
+        bytes in prop::collection::vec(prop_oneof![
+            3 => any::<u8>(),
+            3 => Just(b'a'),
+            1 => prop::sample::select(vec![0x80u8, 0xBF, 0xC2, 0xE2, 0xED, 0xF0, 0xF4]),
+        ], 0..100),
+        escape in escape(),
+    ) {
+        let expected = std::str::from_utf8(&bytes).map_err(|e| InvalidUtf8 { position: e.valid_up_to() });
+        prop_assert_eq!(check(&bytes, escape).map(|_| ()), expected.map(|_| ()));
+    }
+}

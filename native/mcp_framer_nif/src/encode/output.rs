@@ -1,0 +1,93 @@
+//! The text a walk wrote, as the term its form asks for: one binary, or
+//! iodata in which the strings the walk referenced are their own binaries.
+
+use rustler::sys::{
+    enif_make_list_from_array, enif_make_new_binary, enif_make_sub_binary, ErlNifTerm,
+};
+use rustler::{Binary, Env, Term};
+use std::mem::MaybeUninit;
+
+/// What copying `bytes` into a fresh binary may cost, page faults included.
+pub fn copy_nanos(bytes: usize) -> u64 {
+    bytes as u64
+}
+
+/// The text as one binary of its own (`whole`), or as iodata: `out`
+/// alone, or a list of parts of it with each piece's binary at its place.
+/// A piece is a long string without escapes, which the walk left out of
+/// `out`: in iodata it stays the term's own binary, and into one binary it
+/// is copied once, straight from the term. `None` if the BEAM is out of
+/// memory.
+pub fn make(
+    env: Env<'_>,
+    out: &[u8],
+    pieces: &[(usize, ErlNifTerm)],
+    whole: bool,
+) -> Option<ErlNifTerm> {
+    if whole && !pieces.is_empty() {
+        return join(env, out, pieces);
+    }
+    let raw = env.as_c_arg();
+    let binary = copy(env, &[out])?;
+    if pieces.is_empty() {
+        return Some(binary);
+    }
+    let mut parts = Vec::with_capacity(2 * pieces.len() + 1);
+    let mut from = 0;
+    // SAFETY: each sub-binary lies within `binary`, which holds `out`:
+    // `pieces` are in order, within `out`.
+    unsafe {
+        for &(at, term) in pieces {
+            let at = at.clamp(from, out.len());
+            if at > from {
+                parts.push(enif_make_sub_binary(raw, binary, from, at - from));
+            }
+            parts.push(term);
+            from = at;
+        }
+        if from < out.len() {
+            parts.push(enif_make_sub_binary(raw, binary, from, out.len() - from));
+        }
+        let count = u32::try_from(parts.len()).ok()?;
+        Some(enif_make_list_from_array(raw, parts.as_ptr(), count))
+    }
+}
+
+/// `out` with each piece's bytes at its place, in one binary.
+fn join(env: Env<'_>, out: &[u8], pieces: &[(usize, ErlNifTerm)]) -> Option<ErlNifTerm> {
+    let mut segments = Vec::with_capacity(2 * pieces.len() + 1);
+    let mut from = 0;
+    for &(at, term) in pieces {
+        let at = at.clamp(from, out.len());
+        segments.push(&out[from..at]);
+        // SAFETY: a piece's term is a binary of the call's argument.
+        segments.push(
+            unsafe { Term::new(env, term) }
+                .decode::<Binary>()
+                .ok()?
+                .as_slice(),
+        );
+        from = at;
+    }
+    segments.push(&out[from..]);
+    copy(env, &segments)
+}
+
+/// A new binary of `segments`, one after another.
+fn copy(env: Env<'_>, segments: &[&[u8]]) -> Option<ErlNifTerm> {
+    let size = segments.iter().map(|segment| segment.len()).sum();
+    let mut binary = MaybeUninit::uninit();
+    // SAFETY: the new binary has room for exactly `size` bytes, the
+    // segments' total, each copied after the one before.
+    unsafe {
+        let mut data = enif_make_new_binary(env.as_c_arg(), size, binary.as_mut_ptr());
+        if data.is_null() {
+            return None;
+        }
+        for segment in segments {
+            std::ptr::copy_nonoverlapping(segment.as_ptr(), data, segment.len());
+            data = data.add(segment.len());
+        }
+        Some(binary.assume_init())
+    }
+}

@@ -1,0 +1,86 @@
+defmodule McpFramer.EncodeSchedulerTest do
+  # Encoding must give a normal scheduler's thread back quickly, as
+  # decoding does: large terms of every shape encoded in a row in one
+  # process, watched for long_schedule events of 2 ms or more. A try that
+  # sees one is repeated on terms made anew, so that a retry never runs on
+  # memory the try before faulted in: a noisy shared machine gets a few
+  # tries, a real stall shows on every one.
+  use ExUnit.Case, async: false
+
+  import McpFramer.LongSchedules, only: [long_schedules: 1]
+
+  alias McpFramer.JSON
+
+  @moduletag timeout: 600_000
+  @tries 3
+  @mib 1024 * 1024
+
+  # {name, term, options}, made anew for each try.
+  defp jobs do
+    text = fn size -> String.duplicate("line \"quoted\"\tand\\more\n", div(size, 24)) end
+
+    [
+      {"a 10 MiB tools/list result", tools_list(10 * @mib), []},
+      {"a 100 MB blob", %{"data" => :binary.copy("QUJD", 25_000_000)}, []},
+      {"8 MiB of text with escapes", %{"text" => text.(8 * @mib)}, []},
+      {"4 MiB of CJK text, unicode_safe", String.duplicate("日本語", div(4 * @mib, 9)),
+       [escape: :unicode_safe]},
+      {"a million control bytes", :binary.copy(<<1>>, 1_000_000), []},
+      {"a million integers", Enum.to_list(1..1_000_000), []},
+      {"a million floats", Enum.map(1..1_000_000, &(&1 / 7)), []},
+      {"a million atoms", List.duplicate(:some_atom, 1_000_000), []},
+      {"a map of 200,000 pairs", Map.new(1..200_000, &{"key #{&1}", &1}), []},
+      {"a map of 200,000 mixed keys, strict",
+       Map.new(1..200_000, &if(rem(&1, 2) == 0, do: {&1, 1}, else: {"k#{&1}", 2})),
+       [maps: :strict]},
+      {"a million nested lists", Enum.reduce(1..1_000_000, [], fn _, inner -> [inner] end), []},
+      {"4,000 integers of 1,000 digits", List.duplicate(7 * 10 ** 999 + 1, 4000), []},
+      {"a date in a large term", [tools_list(2 * @mib), ~D[2024-01-02]], []},
+      {"10,000 small messages",
+       for(i <- 1..10_000, do: %{"jsonrpc" => "2.0", "id" => i, "result" => %{}}), []}
+    ]
+  end
+
+  defp tools_list(size) do
+    tool = fn i ->
+      %{
+        "name" => "tool_#{i}",
+        "description" => "Runs step #{i}: \"quoted\" and café",
+        "inputSchema" => %{
+          "type" => "object",
+          "properties" => %{
+            "path" => %{"type" => "string"},
+            "count" => %{"type" => "integer", "minimum" => 0, "maximum" => i},
+            "ratio" => %{"type" => "number", "default" => i / 3}
+          },
+          "required" => ["path"]
+        }
+      }
+    end
+
+    %{"jsonrpc" => "2.0", "id" => 1, "result" => %{"tools" => Enum.map(1..div(size, 300), tool)}}
+  end
+
+  defp run(jobs) do
+    for {name, term, opts} <- jobs do
+      # Results are measured, not kept: keeping them would measure the
+      # test's own garbage collections.
+      true = IO.iodata_length(JSON.encode!(term, opts)) > 0 or raise name
+      true = IO.iodata_length(JSON.encode_line!(term, opts)) > 1 or raise name
+    end
+  end
+
+  test "large terms of every shape in a row, on fresh memory" do
+    events =
+      Enum.reduce_while(1..@tries, nil, fn _, _ ->
+        jobs = jobs()
+
+        case long_schedules(fn -> run(jobs) end) do
+          [] -> {:halt, []}
+          events -> {:cont, events}
+        end
+      end)
+
+    assert events == [], "long_schedule events on every try: #{inspect(events)}"
+  end
+end
