@@ -1,11 +1,13 @@
 defmodule McpFramer.LongSchedules do
   @moduledoc false
-  # Watches a process for schedules of 2 ms or more, as
-  # test/scheduler_test.exs does for the framer: `long_schedules/1` runs a
-  # function in a fresh process under :erlang.system_monitor and returns
-  # that process's long_schedule events, less the garbage collections
-  # within each (reported first as long_gc events: the cost of the terms
-  # made, not a stall).
+  # Watches a process for schedules of 2 ms or more, for the scheduler
+  # tests: `long_schedules/1` runs a function in a fresh process under
+  # :erlang.system_monitor and returns that process's long_schedule events,
+  # less what was not the process holding its scheduler: the garbage
+  # collections within each (reported first as long_gc events, the cost of
+  # the terms made) and the time the normal schedulers' threads waited for
+  # a CPU meanwhile (on a busy machine the OS may take a core from a
+  # scheduler's thread in the middle of any call).
 
   @limit_ms 2
 
@@ -21,42 +23,96 @@ defmodule McpFramer.LongSchedules do
         send(parent, {me, :done})
       end)
 
+    # A garbage collection during a schedule is reported first, as a
+    # long_gc event; its time is the cost of the terms made, not a stall.
     previous = :erlang.system_monitor(self(), [{:long_schedule, @limit_ms}, {:long_gc, 1}])
     send(worker, :go)
-
-    receive do
-      {^me, :done} ->
-        Process.demonitor(monitor, [:flush])
-
-      {:DOWN, ^monitor, _, _, reason} ->
-        restore(previous)
-        raise "the watched process died: #{inspect(reason)}"
-    after
-      300_000 ->
-        restore(previous)
-        raise "the watched process did not finish"
-    end
-
+    events = watch(worker, me, monitor, [sample()], [])
     restore(previous)
-    collect(worker, 0, [])
+    stalls(Enum.reverse(events), 0, [])
   end
 
   defp restore(:undefined), do: :erlang.system_monitor(:undefined)
   defp restore({pid, options}), do: :erlang.system_monitor(pid, options)
 
-  defp collect(worker, gc_ms, events) do
+  # The worker's events until it is done, each long schedule with the
+  # samples of the schedulers' waits from before it began to when it was
+  # reported; a sample every 2 ms in between.
+  defp watch(worker, me, monitor, samples, events) do
     receive do
+      {^me, :done} ->
+        Process.demonitor(monitor, [:flush])
+        events
+
+      {:DOWN, ^monitor, _, _, reason} ->
+        raise "the watched process died: #{inspect(reason)}"
+
       {:monitor, ^worker, :long_gc, info} ->
-        collect(worker, gc_ms + info[:timeout], events)
+        watch(worker, me, monitor, samples, [{:gc, info[:timeout]} | events])
 
       {:monitor, ^worker, :long_schedule, info} ->
-        stalled = info[:timeout] - gc_ms >= @limit_ms
-        collect(worker, 0, if(stalled, do: [info ++ [gc_ms: gc_ms] | events], else: events))
+        {now, _} = last = sample()
+        began = now - info[:timeout] - 1
+        before = Enum.find(samples, List.last(samples), fn {at, _} -> at <= began end)
+        event = {:schedule, info, os_wait_ms(before, last)}
+        watch(worker, me, monitor, [last | samples], [event | events])
 
       {:monitor, _other, _event, _info} ->
-        collect(worker, gc_ms, events)
+        watch(worker, me, monitor, samples, events)
     after
-      0 -> events
+      2 -> watch(worker, me, monitor, [sample() | Enum.take(samples, 2000)], events)
+    end
+  end
+
+  # The worker's long schedules, less the collections within each and the
+  # time the normal schedulers' threads waited for a CPU meanwhile: on a
+  # busy machine the OS may take a core away in the middle of any call,
+  # which is not a call holding its scheduler.
+  defp stalls([{:gc, ms} | events], gc_ms, stalls), do: stalls(events, gc_ms + ms, stalls)
+
+  defp stalls([{:schedule, info, waited_ms} | events], gc_ms, stalls) do
+    stalled = info[:timeout] - gc_ms - waited_ms >= @limit_ms
+    info = info ++ [gc_ms: gc_ms, os_wait_ms: waited_ms]
+    stalls(events, 0, if(stalled, do: [info | stalls], else: stalls))
+  end
+
+  defp stalls([], _gc_ms, stalls), do: stalls
+
+  # {when, the time each normal scheduler's thread has waited runnable for
+  # a CPU, in ms}, from Linux's schedstat; no waits where there is none.
+  defp sample do
+    waits =
+      for tid <- scheduler_threads() do
+        case File.read("/proc/#{System.pid()}/task/#{tid}/schedstat") do
+          {:ok, stat} -> stat |> String.split() |> Enum.at(1) |> String.to_integer()
+          {:error, _} -> 0
+        end
+      end
+
+    {System.monotonic_time(:millisecond), waits}
+  end
+
+  # The most any normal scheduler's thread waited between two samples.
+  defp os_wait_ms({_, before}, {_, last}) do
+    Enum.zip_with(last, before, &(&1 - &2)) |> Enum.max(fn -> 0 end) |> div(1_000_000)
+  end
+
+  defp scheduler_threads do
+    case :persistent_term.get({__MODULE__, :threads}, nil) do
+      nil ->
+        tasks = Path.wildcard("/proc/#{System.pid()}/task/*")
+
+        named =
+          for task <- tasks,
+              File.read!(Path.join(task, "comm")) =~ ~r/^\d+_scheduler\n$/,
+              do: task
+
+        threads = Enum.map(named, &Path.basename/1)
+        :persistent_term.put({__MODULE__, :threads}, threads)
+        threads
+
+      threads ->
+        threads
     end
   end
 end
