@@ -14,12 +14,32 @@ defmodule McpFramer.MemoryTest do
   @chunk :binary.copy("x", 64 * @kib)
 
   test "held memory never exceeds the cap plus one chunk" do
+    # The VM's binary memory counts every process's binaries: another
+    # process that makes some meanwhile (a module loaded, a log line) can
+    # add to a try's peak, so a try over the bound is tried again; one
+    # within it decides.
+    results = Enum.map(1..3, fn _ -> held_peak(4 * @mib) end)
     cap = 4 * @mib
+
+    assert Enum.any?(results, fn {peak, left} ->
+             peak <= cap + byte_size(@chunk) and left < 64 * @kib
+           end),
+           "on every try, held more than #{cap} + one chunk, or kept over 64 KiB " <>
+             "once the line was dropped: #{inspect(results)}"
+
+    for {peak, _left} <- results do
+      assert peak > div(cap, 2), "the held bytes were not counted: peak #{peak}"
+    end
+  end
+
+  # Grows a partial message to cap - 1 bytes, one chunk at a time, each a
+  # new binary as a Port's are; returns the most binary memory it held
+  # beyond what the VM held before, and what it still held once the line
+  # went over the cap and the chunks were garbage.
+  defp held_peak(cap) do
     framer = McpFramer.new(max_message_bytes: cap)
     before = settled_binary_memory()
 
-    # Grow a partial message to cap - 1 bytes, one chunk at a time. Each
-    # chunk is a new binary, as a Port's are.
     {framer, peak} =
       Enum.reduce(1..div(cap, byte_size(@chunk)), {framer, 0}, fn n, {framer, peak} ->
         size = if n == div(cap, byte_size(@chunk)), do: 65_535, else: 65_536
@@ -28,15 +48,12 @@ defmodule McpFramer.MemoryTest do
       end)
 
     assert McpFramer.buffered_bytes(framer) == cap - 1
-    assert peak > div(cap, 2), "the held bytes were not counted: peak #{peak}"
-    assert peak <= cap + byte_size(@chunk), "held #{peak} bytes for a cap of #{cap}"
 
     # The line goes over the cap: its bytes are let go at once.
     {:error, :message_too_large, [], framer} = McpFramer.feed(framer, "yy")
     assert McpFramer.buffered_bytes(framer) == 0
-    # The chunks this test made are garbage now; collect them.
     :erlang.garbage_collect()
-    assert binary_memory() - before < 64 * @kib
+    {peak, binary_memory() - before}
   end
 
   describe "what a kept message keeps alive" do
