@@ -10,7 +10,8 @@
 # make bench    framing against a pure-Elixir framer (and a real Port);
 #               decoding against that framer followed by jiffy, Elixir's
 #               JSON and the floor (:erlang.binary_to_term/1); large
-#               documents against a dirty scheduler from the start
+#               documents against a dirty scheduler from the start;
+#               encoding against jiffy and Elixir's JSON
 #               (BENCH_ONLY=...; BEAM=trixie or forky runs it in that root)
 # make matrix   make test in Debian roots with OTP 27 and 29 (.ci/matrix)
 # make compare REV=<rev>  the framing and decoding rows, now against REV,
