@@ -995,3 +995,37 @@ fn a_builder_end_pair_error_is_reported_at_the_pair_s_key_after_its_value() {
     // The error at the comma comes before the next key is read.
     assert_eq!(parse(r#"{"bad":1,"x"#), refused(1));
 }
+
+#[test]
+fn a_repeated_key_is_found_in_an_object_of_any_size() {
+    // Small objects are compared key by key, large ones by hash; the
+    // switch is at 16 keys.
+    for keys in [2, 15, 16, 17, 40, 5_000] {
+        for repeated in [0, keys / 2, keys - 1] {
+            let mut text = String::from("{");
+            for n in 0..keys {
+                text.push_str(&format!("\"k{n}\":{n},"));
+            }
+            let at = text.len();
+            text.push_str(&format!("\"k{repeated}\":0}}"));
+            assert_eq!(
+                limited(&text, UNIQUE_KEYS),
+                limit_at(at, Limit::DuplicateKey),
+                "{keys} keys, k{repeated} repeated"
+            );
+            let fresh = text.replace(&format!("\"k{repeated}\":0}}"), "\"new\":0}");
+            assert_eq!(limited(&fresh, UNIQUE_KEYS), decode(fresh.as_bytes()));
+        }
+    }
+}
+
+#[test]
+fn objects_after_a_closed_one_start_with_no_keys() {
+    let siblings = format!("[{}{{\"a\":1}}]", "{\"a\":0,\"b\":1},".repeat(10_000));
+    assert_eq!(limited(&siblings, UNIQUE_KEYS), decode(siblings.as_bytes()));
+    let wide: String = (0..40)
+        .map(|n| format!("\"k{n}\":{{\"k{n}\":{n}}},"))
+        .collect();
+    let nested = format!("{{{wide}\"end\":{{\"k1\":0}}}}");
+    assert_eq!(limited(&nested, UNIQUE_KEYS), decode(nested.as_bytes()));
+}

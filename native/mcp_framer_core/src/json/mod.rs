@@ -29,13 +29,14 @@
 
 mod number;
 mod string;
+mod unique;
 mod value;
 
 pub use number::INTEGER_MAX_CHARS;
 pub use value::{Unbalanced, Value, ValueBuilder};
 
 use number::Number;
-use std::collections::HashSet;
+use unique::OpenKeys;
 
 /// A decoded string: borrowed from the input when it had no escapes, else
 /// the parser's scratch buffer, valid until the builder call returns.
@@ -266,8 +267,6 @@ enum Open {
     Object {
         /// Its pairs so far.
         pairs: usize,
-        /// Where its `{` is: which object a key belongs to.
-        at: usize,
         /// Where its last key's `"` is.
         key_at: usize,
     },
@@ -291,8 +290,8 @@ pub struct Parser {
     scratch: Vec<u8>,
     /// The containers still open, innermost last.
     open: Vec<Open>,
-    /// The keys read so far, under [`Limits::unique_keys`].
-    seen: SeenKeys,
+    /// The keys of the open objects, under [`Limits::unique_keys`].
+    seen: OpenKeys,
 }
 
 impl Parser {
@@ -382,41 +381,13 @@ impl Parser {
     }
 }
 
-/// The keys read so far in a document's objects, each with where its
-/// object's `{` is, so that a key that repeats within one object is found
-/// at once, in time linear in the keys.
-#[derive(Default)]
-struct SeenKeys(HashSet<(usize, Box<[u8]>)>);
-
-impl SeenKeys {
-    /// Keys kept room for between documents; more is freed.
-    const KEEP_KEYS: usize = 1024;
-
-    /// Whether `key` is the first of its text in the object at `object`;
-    /// it is noted either way.
-    fn first(&mut self, object: usize, key: &str) -> bool {
-        self.0.insert((object, key.as_bytes().into()))
-    }
-
-    fn capacity(&self) -> usize {
-        self.0.capacity() * std::mem::size_of::<(usize, Box<[u8]>)>()
-    }
-
-    fn clear(&mut self) {
-        if !self.0.is_empty() {
-            self.0.clear();
-            self.0.shrink_to(Self::KEEP_KEYS);
-        }
-    }
-}
-
 /// One document's parse, driving `builder`: within `limits` if `LIMITED`,
 /// else with no check of them at all, so that a caller who sets none pays
 /// nothing for them; keys are checked for repeats only if `UNIQUE`.
 fn parse_document<'de, const LIMITED: bool, const UNIQUE: bool, B: Builder<'de>>(
     cursor: &mut Cursor<'de, '_>,
     open: &mut Vec<Open>,
-    seen: &mut SeenKeys,
+    seen: &mut OpenKeys,
     limits: Limits,
     builder: &mut B,
 ) -> Result<B::Value, Error<B::Error>> {
@@ -464,12 +435,11 @@ fn parse_document<'de, const LIMITED: bool, const UNIQUE: bool, B: Builder<'de>>
                 cursor.skip_whitespace().map_err(Error::cast)?;
                 if cursor.peek() != Some(b'}') {
                     let key_at = cursor.position;
-                    cursor.key::<B, UNIQUE>(builder, seen, start)?;
-                    open.push(Open::Object {
-                        pairs: 0,
-                        at: start,
-                        key_at,
-                    });
+                    if UNIQUE {
+                        seen.open();
+                    }
+                    cursor.key::<B, UNIQUE>(builder, seen)?;
+                    open.push(Open::Object { pairs: 0, key_at });
                     continue 'value;
                 }
                 cursor.position += 1;
@@ -531,7 +501,7 @@ fn parse_document<'de, const LIMITED: bool, const UNIQUE: bool, B: Builder<'de>>
                         _ => return Err(Error::at(here, input)),
                     }
                 }
-                Open::Object { pairs, at, key_at } => {
+                Open::Object { pairs, key_at } => {
                     *pairs += 1;
                     match cursor.peek() {
                         Some(b',') => {
@@ -539,11 +509,14 @@ fn parse_document<'de, const LIMITED: bool, const UNIQUE: bool, B: Builder<'de>>
                             cursor.position += 1;
                             cursor.skip_whitespace().map_err(Error::cast)?;
                             *key_at = cursor.position;
-                            cursor.key::<B, UNIQUE>(builder, seen, *at)?;
+                            cursor.key::<B, UNIQUE>(builder, seen)?;
                             continue 'value;
                         }
                         Some(b'}') => {
                             builder.end_pair().map_err(|e| Error::builder(*key_at, e))?;
+                            if UNIQUE {
+                                seen.close();
+                            }
                             (*pairs, true)
                         }
                         _ => return Err(Error::at(here, input)),
@@ -630,14 +603,12 @@ impl<'de> Cursor<'de, '_> {
         Ok(())
     }
 
-    /// An object key and its colon, whitespace skipped before the key, in
-    /// the object whose `{` is at `object`. If `UNIQUE`, a key `seen` there
-    /// before is an error at its `"`.
+    /// An object key and its colon, whitespace skipped before the key. If
+    /// `UNIQUE`, a key `seen` before in its object is an error at its `"`.
     fn key<B: Builder<'de>, const UNIQUE: bool>(
         &mut self,
         builder: &mut B,
-        seen: &mut SeenKeys,
-        object: usize,
+        seen: &mut OpenKeys,
     ) -> Result<(), Error<B::Error>> {
         let start = self.position;
         if self.peek() != Some(b'"') {
@@ -645,10 +616,28 @@ impl<'de> Cursor<'de, '_> {
         }
         self.position += 1;
         let text = self.string().map_err(Error::cast)?;
-        if UNIQUE && !seen.first(object, text.as_str()) {
-            return Err(Error::limit(start, Limit::DuplicateKey));
+        // Noting a key copies it, and checking it compares or hashes it: a
+        // unit a byte, paid before the work, as far as the key's text allows.
+        // A key taken from the input is paid for at once; one decoded from
+        // escapes lives in the scratch the cursor holds, and is copied (no
+        // more than its decoding cost) before it is paid for.
+        let (text, unpaid) = match text {
+            Text::Input(input) if UNIQUE => {
+                self.burn(input.len()).map_err(Error::cast)?;
+                (Text::Input(input), 0)
+            }
+            text => (text, text.as_str().len()),
+        };
+        if UNIQUE {
+            seen.note(text.as_str());
         }
         builder.key(text).map_err(|e| Error::builder(start, e))?;
+        if UNIQUE {
+            self.burn(unpaid).map_err(Error::cast)?;
+            if !seen.is_new() {
+                return Err(Error::limit(start, Limit::DuplicateKey));
+            }
+        }
         self.skip_whitespace().map_err(Error::cast)?;
         if self.peek() != Some(b':') {
             return Err(Error::at(self.position, self.input));
