@@ -9,11 +9,13 @@ defmodule McpFramer.DecodeOptionsTest do
 
   # What McpFramer.JSON.decode/2 gives for `line`, after checking that a
   # framer with the same options gives the same item however the line is
-  # cut, and that the oracle agrees.
+  # cut, and that the oracle agrees. The oracle goes first: were the NIF to
+  # make an atom it should not, the oracle would find it existing.
   defp decoded(line, opts) do
+    expected = oracle(line, opts)
     direct = JSON.decode(line, opts)
     assert framed(line, opts) == direct
-    assert oracle(line, opts) == direct
+    assert expected == direct
     direct
   end
 
@@ -300,6 +302,48 @@ defmodule McpFramer.DecodeOptionsTest do
       line = ~s({"#{unknown}":1,"x)
       assert_raise ArgumentError, fn -> JSON.decode(line, keys: :atoms!) end
       assert framed(line, keys: :atoms!) == limit_error(line, 1, :keys, :atoms!)
+    end
+
+    test "keys: :atoms! makes no atom, whatever the key's characters" do
+      for key <- [unknown_key(), unknown_key() <> "é", "日本_#{unknown_key()}", "😀#{unknown_key()}"] do
+        line = ~s({"#{key}":1})
+        count = :erlang.system_info(:atom_count)
+        assert_raise ArgumentError, fn -> JSON.decode(line, keys: :atoms!) end
+        assert framed(line, keys: :atoms!) == limit_error(line, 1, :keys, :atoms!)
+        assert :erlang.system_info(:atom_count) == count
+        assert_raise ArgumentError, fn -> String.to_existing_atom(key) end
+      end
+    end
+
+    test "keys: :atoms makes each new atom of nested objects from its own name" do
+      [outer, inner, last] = for _ <- 1..3, do: unknown_key()
+      line = ~s({"#{outer}":{"#{inner}":{"é#{last}":1},"#{inner}2":2},"#{last}":3})
+      assert {:ok, term} = JSON.decode(line, keys: :atoms)
+
+      assert term == %{
+               String.to_existing_atom(outer) => %{
+                 String.to_existing_atom(inner) => %{String.to_existing_atom("é" <> last) => 1},
+                 String.to_existing_atom(inner <> "2") => 2
+               },
+               String.to_existing_atom(last) => 3
+             }
+
+      assert framed(line, keys: :atoms) == {:ok, term}
+    end
+
+    test "a key of 255 characters of any width becomes an atom; one more raises" do
+      for char <- ["x", "é", "日", "😀", "e\u0301"] do
+        key = String.duplicate(char, div(255, length(String.to_charlist(char))))
+        assert {:ok, term} = JSON.decode(~s({"#{key}":1}), keys: :atoms)
+        assert Map.keys(term) == [String.to_existing_atom(key)]
+      end
+
+      # 400 code points in 200 graphemes: too long for an atom.
+      key = String.duplicate("e\u0301", 200)
+      assert_raise SystemLimitError, fn -> JSON.decode(~s({"#{key}":1}), keys: :atoms) end
+
+      assert oracle(~s({"#{key}":1}), keys: :atoms) ==
+               limit_error(~s({"#{key}":1}), 1, :keys, :atoms)
     end
 
     test "no atom is made for a pair whose value is not JSON" do

@@ -152,15 +152,34 @@ defmodule McpFramer.SchedulerTest do
       {"a million spaces and a bad byte, strings copied",
        {:document, :binary.copy(" ", 1_000_000) <> "x", [strings: :copy], :error}},
       {"a line of a million digits, strings copied",
-       {:document, "[" <> :binary.copy("7", 1_000_000) <> "]", [strings: :copy], :error}}
+       {:document, "[" <> :binary.copy("7", 1_000_000) <> "]", [strings: :copy], :error}},
+      # The decoding options' own work: a key of a mebibyte to make an
+      # atom of or to check for repeats, and an object of many keys hashed.
+      {"a 1 MB key, keys: :atoms", {:framed, Chunks.port(long_key(1_000_000)), [keys: :atoms]}},
+      {"a 1 MB key, keys: :atoms!", {:framed, Chunks.port(long_key(1_000_000)), [keys: :atoms!]}},
+      {"a 1 MB key, duplicate_keys: :error",
+       {:framed, Chunks.port(long_key(1_000_000)), [duplicate_keys: :error]}},
+      {"a 1 MB key, keys: :atoms! and duplicate_keys: :error",
+       {:framed, Chunks.port(long_key(1_000_000)), [keys: :atoms!, duplicate_keys: :error]}},
+      {"an object of 50,000 pairs, duplicate_keys: :error",
+       {:framed, Chunks.port(big_object(50_000) <> "\n"), [duplicate_keys: :error]}},
+      {"a 4 MiB tools/list document, every limit set",
+       {:document, tools_list(4 * @mib),
+        [max_depth: 64, max_values: 10_000_000, duplicate_keys: :error, keys: :atoms], :ok}}
     ]
   end
+
+  defp long_key(size), do: ~s({") <> :binary.copy("k", size) <> ~s(":1}\n)
 
   defp run_decode_jobs(jobs) do
     for {name, job} <- jobs do
       case job do
         {:document, document, opts, tag} ->
           {^tag, _} = McpFramer.JSON.decode(document, opts)
+
+        {:framed, chunks, opts} ->
+          framer = McpFramer.new([decode: :json, max_message_bytes: 128 * @mib] ++ opts)
+          true = count_items(framer, chunks) > 0 or raise "#{name}: no items"
 
         chunks ->
           framer = McpFramer.new(decode: :json, max_message_bytes: 128 * @mib)

@@ -115,8 +115,12 @@ defmodule McpFramer.JSON do
   `{:error, %McpFramer.DecodeError{limit: option, limit_value: value}}`,
   with `token: nil`. The document is read left to right and the first
   thing wrong wins, so a syntax error before the limit is reported as
-  the syntax error. A rejected document costs no more than the bytes read
-  up to its error.
+  the syntax error. A value is counted, and its depth checked, at its
+  first byte, if that byte can begin a value (`[`, `{`, `"`, `-`, a digit,
+  `t`, `f` or `n`): with `max_values: 4`, `[1,2,3,tru]` is past the limit
+  at 7, and `[1,2,3,+]` a syntax error there. Of two limits passed at one
+  byte, `:max_values` is reported. A rejected document costs no more than
+  the bytes read up to its error.
 
       iex> {:error, error} = McpFramer.JSON.decode("[[1]]", max_depth: 1)
       iex> {error.position, error.limit, error.limit_value}
@@ -138,18 +142,25 @@ defmodule McpFramer.JSON do
 
   # A key the NIF could not make an atom of raises what Jason would raise,
   # from the same function. Should the atom have come to exist since the
-  # NIF looked, the document is decoded again.
-  defp finish({:key_refused, key, _error}, document, options) do
+  # NIF looked, the document is decoded once more.
+  defp finish(reply, document, options, retried? \\ false)
+
+  defp finish({:key_refused, key, _error}, document, options, retried?) do
     _atom =
       case elem(options, 1) do
         :atoms -> String.to_atom(key)
         :atoms! -> String.to_existing_atom(key)
       end
 
-    run(document, options)
+    if retried? do
+      raise McpFramer.InternalError,
+        message: "the NIF refused a key that #{inspect(elem(options, 1))} takes: #{inspect(key)}"
+    end
+
+    document |> Native.decode_dirty(options) |> finish(document, options, true)
   end
 
-  defp finish(result, _document, _options), do: result
+  defp finish(result, _document, _options, _retried?), do: result
 
   @doc """
   Like `decode/2`, but returns the term and raises `McpFramer.DecodeError`
@@ -362,5 +373,4 @@ defmodule McpFramer.DecodeError do
   defp limited(:max_values), do: "more values than the limit"
   defp limited(:duplicate_keys), do: "a key repeated within its object"
   defp limited(:keys), do: "a key that cannot become an atom"
-  defp limited(_other), do: "a limit passed"
 end

@@ -226,8 +226,9 @@ defmodule McpFramer.TestJSON do
       :strings ->
         key
 
+      # An atom may have 255 characters, code points, not graphemes.
       :atoms ->
-        if String.length(key) > 255,
+        if length(String.to_charlist(key)) > 255,
           do: fail_limit(key_at, :keys, :atoms),
           else: String.to_atom(key)
 

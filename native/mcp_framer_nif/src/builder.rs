@@ -11,7 +11,7 @@
 //! never completes.
 
 use crate::decode::Stop;
-use crate::external;
+use crate::external::{self, NoAtom};
 use crate::keys::KeyTable;
 use crate::options::Keys;
 use crate::terms::{self, SUB_BINARY_MIN};
@@ -107,33 +107,40 @@ impl<'a, const ATOM_KEYS: bool> TermBuilder<'a, '_, ATOM_KEYS> {
     }
 
     /// A key that is to be an atom: the atom if it exists already, else a
-    /// placeholder until its pair is complete.
+    /// placeholder until its pair is complete. Only as much of a name is
+    /// kept as an atom may have and one character more: that is enough to
+    /// make the atom, or for the Elixir side to raise what Jason raises.
     fn atom_key(&mut self, name: &str) -> Result<(), Stop> {
         let existing = match self.key_table.get(name.as_bytes()) {
-            Some(atom) => Some(atom),
+            Some(atom) => Ok(atom),
             None => {
                 let atom = external::atom(self.env, name, false);
-                if let Some(atom) = atom {
+                if let Ok(atom) = atom {
                     self.key_table.put(name.as_bytes(), atom);
                 }
                 atom
             }
         };
         let (term, pending) = match existing {
-            Some(atom) => (atom, PendingKey::Made),
-            None => {
+            Ok(atom) => (atom, PendingKey::Made),
+            Err(missing) => {
                 let from = self.names.len();
-                self.names.extend_from_slice(name.as_bytes());
-                let fits = name.chars().count() <= external::ATOM_MAX_CHARS;
-                let pending = match self.keys {
-                    Keys::Atoms if fits => PendingKey::Create { from },
+                let kept = name
+                    .char_indices()
+                    .nth(external::ATOM_MAX_CHARS + 1)
+                    .map_or(name.len(), |(end, _)| end);
+                self.names
+                    .extend_from_slice(name.as_bytes().get(..kept).unwrap_or_default());
+                let pending = match (self.keys, missing) {
+                    (Keys::Atoms, NoAtom::Missing) => PendingKey::Create { from },
                     _ => PendingKey::Refused { from },
                 };
                 (atoms::nil().as_c_arg(), pending)
             }
         };
         self.pending.push(pending);
-        self.push(term, 1)
+        let units = 1 + name.len() / 64;
+        self.push(term, u32::try_from(units).unwrap_or(u32::MAX))
     }
 
     /// The last `count` terms, replaced by what `make` makes of them.
@@ -239,7 +246,7 @@ impl<'a, const ATOM_KEYS: bool> Builder<'a> for TermBuilder<'a, '_, ATOM_KEYS> {
             PendingKey::Create { from } => {
                 let name = self.names.get(from..).ok_or(Stop::Broken)?;
                 let name = std::str::from_utf8(name).map_err(|_| Stop::Broken)?;
-                let atom = external::atom(self.env, name, true).ok_or(Stop::Broken)?;
+                let atom = external::atom(self.env, name, true).map_err(|_| Stop::Broken)?;
                 self.key_table.put(name.as_bytes(), atom);
                 // The key's placeholder is right below the pair's value.
                 let slot = self.stack.len().checked_sub(2).ok_or(Stop::Broken)?;

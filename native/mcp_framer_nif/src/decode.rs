@@ -72,9 +72,9 @@ pub struct Decoder {
     map_values: Vec<ErlNifTerm>,
     pending: Vec<PendingKey>,
     names: Vec<u8>,
+    /// Made anew in each call (see [`Session`]): one call decodes with
+    /// one set of options, so its keys are all binaries or all atoms.
     key_table: Box<KeyTable>,
-    /// What the keys in `key_table` were made as.
-    table_keys: Keys,
 }
 
 impl Default for Decoder {
@@ -87,7 +87,6 @@ impl Default for Decoder {
             pending: Vec::new(),
             names: Vec::new(),
             key_table: Box::new(KeyTable::new()),
-            table_keys: Keys::Strings,
         }
     }
 }
@@ -149,10 +148,6 @@ impl<'d, 'a> Session<'d, 'a> {
             None => {}
         }
         let decoder = &mut *self.decoder;
-        if decoder.table_keys != options.keys {
-            decoder.key_table.clear();
-            decoder.table_keys = options.keys;
-        }
         let (parsed, refused) = match options.keys {
             Keys::Strings => parse::<false>(decoder, env, document, options, limits),
             Keys::Atoms | Keys::ExistingAtoms => {
@@ -167,7 +162,7 @@ impl<'d, 'a> Session<'d, 'a> {
             }
             error_item(env, document, options.copy_strings, position, cause)
         };
-        let decoded = match parsed {
+        let decoded = (|| match parsed {
             // SAFETY: the builder made the term in `env`, during this call.
             Ok(term) => Ok(Decoded::Result(
                 (outcome::atoms::ok(), unsafe { Term::new(env, term) }).encode(env),
@@ -200,7 +195,8 @@ impl<'d, 'a> Session<'d, 'a> {
                 };
                 error(position, cause).map(Decoded::Result)
             }
-        };
+        })();
+        // Whatever the result, the next document starts from empty buffers.
         for buffer in [
             &mut decoder.stack,
             &mut decoder.map_keys,

@@ -28,7 +28,7 @@ pub enum FramerError {
     BadCap,
     /// Decoding options not made by `McpFramer.JSON`.
     BadOptions,
-    /// The BEAM could not resize a message buffer.
+    /// The BEAM could not allocate a message buffer or a term.
     OutOfMemory,
     /// A panic while the lock was held; the state cannot be trusted.
     Poisoned,
@@ -55,7 +55,9 @@ impl FramerError {
                 "max_message_bytes must be a positive integer that fits in a machine word"
             }
             FramerError::BadOptions => "expected decoding options made by McpFramer.JSON",
-            FramerError::OutOfMemory => "McpFramer could not allocate a message buffer",
+            FramerError::OutOfMemory => {
+                "McpFramer could not allocate memory for a message or a term"
+            }
             FramerError::Poisoned => "the framer is unusable after a panic in the NIF",
             FramerError::HeldMismatch => "the held bytes are out of step with the framer",
             FramerError::DecoderMismatch => "the JSON parser and the term builder are out of step",

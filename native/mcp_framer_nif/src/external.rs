@@ -18,11 +18,27 @@ const ATOM_UTF8_EXT: u8 = 118;
 /// The most characters an atom's name may have.
 pub const ATOM_MAX_CHARS: usize = 255;
 
+/// Why a name did not become an atom.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoAtom {
+    /// No atom has that name, and none was to be made.
+    Missing,
+    /// The name has more characters than an atom may.
+    TooLong,
+}
+
+/// Whether `name` has more characters than an atom may, found without
+/// reading a long name through: a character is at most four bytes.
+pub fn too_long_for_an_atom(name: &str) -> bool {
+    name.len() > 4 * ATOM_MAX_CHARS
+        || (name.len() > ATOM_MAX_CHARS && name.chars().count() > ATOM_MAX_CHARS)
+}
+
 /// The atom named `name`: made if `create`, else only if it exists
-/// already. `None` if it does not, or if the name is too long for an atom.
-pub fn atom(env: Env<'_>, name: &str, create: bool) -> Option<ErlNifTerm> {
-    if name.len() > ATOM_MAX_CHARS && name.chars().count() > ATOM_MAX_CHARS {
-        return None;
+/// already.
+pub fn atom(env: Env<'_>, name: &str, create: bool) -> Result<ErlNifTerm, NoAtom> {
+    if too_long_for_an_atom(name) {
+        return Err(NoAtom::TooLong);
     }
     if name.is_ascii() {
         let bytes = name.as_ptr().cast();
@@ -30,7 +46,7 @@ pub fn atom(env: Env<'_>, name: &str, create: bool) -> Option<ErlNifTerm> {
         // the same in Latin-1, and short enough, as checked above.
         unsafe {
             if create {
-                return Some(enif_make_atom_len(env.as_c_arg(), bytes, name.len()));
+                return Ok(enif_make_atom_len(env.as_c_arg(), bytes, name.len()));
             }
             let mut atom = MaybeUninit::uninit();
             let latin1 = ErlNifCharEncoding::ERL_NIF_LATIN1;
@@ -41,18 +57,21 @@ pub fn atom(env: Env<'_>, name: &str, create: bool) -> Option<ErlNifTerm> {
                 atom.as_mut_ptr(),
                 latin1,
             );
-            return (found != 0).then(|| atom.assume_init());
+            return match found {
+                0 => Err(NoAtom::Missing),
+                _ => Ok(atom.assume_init()),
+            };
         }
     }
     // At most 255 characters of at most four bytes each.
-    let length = u16::try_from(name.len()).ok()?;
+    let length = u16::try_from(name.len()).map_err(|_| NoAtom::TooLong)?;
     let mut external = Vec::with_capacity(name.len() + 4);
     external.extend([VERSION, ATOM_UTF8_EXT]);
     external.extend(length.to_be_bytes());
     external.extend(name.as_bytes());
     // The safe decoding makes no atom that does not exist yet.
     let flags = if create { 0 } else { ERL_NIF_BIN2TERM_SAFE };
-    from_external(env, &external, flags)
+    from_external(env, &external, flags).ok_or(NoAtom::Missing)
 }
 
 /// The integer whose decimal text is `digits` (an optional `-`, then
