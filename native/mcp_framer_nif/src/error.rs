@@ -38,6 +38,9 @@ pub enum FramerError {
     /// The JSON parser and the term builder disagree. Unreachable by
     /// design; reported instead of panicking.
     DecoderMismatch,
+    /// The encoder's walk and its output disagree. Unreachable by design;
+    /// reported instead of panicking.
+    EncoderMismatch,
 }
 
 impl FramerError {
@@ -61,6 +64,9 @@ impl FramerError {
             FramerError::Poisoned => "the framer is unusable after a panic in the NIF",
             FramerError::HeldMismatch => "the held bytes are out of step with the framer",
             FramerError::DecoderMismatch => "the JSON parser and the term builder are out of step",
+            FramerError::EncoderMismatch => {
+                "the JSON encoder's walk and its output are out of step"
+            }
         }
     }
 
@@ -68,7 +74,10 @@ impl FramerError {
     pub fn is_internal(self) -> bool {
         matches!(
             self,
-            FramerError::Poisoned | FramerError::HeldMismatch | FramerError::DecoderMismatch
+            FramerError::Poisoned
+                | FramerError::HeldMismatch
+                | FramerError::DecoderMismatch
+                | FramerError::EncoderMismatch
         )
     }
 }

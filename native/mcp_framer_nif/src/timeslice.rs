@@ -120,6 +120,8 @@ pub struct Timeslice {
     /// untimed call is estimated from.
     chunk: usize,
     messages: Cell<usize>,
+    /// What else an untimed call is estimated to have cost, in nanoseconds.
+    work_nanos: Cell<u64>,
     /// When the clock started, if it has.
     started: Cell<Option<Instant>>,
     /// The soft limit has passed.
@@ -142,6 +144,7 @@ impl Timeslice {
             scheduler,
             chunk,
             messages: Cell::new(0),
+            work_nanos: Cell::new(0),
             started: Cell::new(timed.then(Instant::now)),
             spent: Cell::new(false),
             units_left: Cell::new(CHECK_UNITS),
@@ -204,6 +207,13 @@ impl Timeslice {
     /// The call took `messages` messages: part of its estimated time.
     pub fn count_messages(&self, messages: usize) {
         self.messages.set(messages);
+    }
+
+    /// The call did work of its own estimated to cost `nanos`: part of its
+    /// estimated time, should its clock not have started.
+    pub fn count_work(&self, nanos: u64) {
+        self.work_nanos
+            .set(self.work_nanos.get().saturating_add(nanos));
     }
 
     /// The call stops short of its chunk and gives its thread up.
@@ -318,7 +328,7 @@ impl Timeslice {
             None => {
                 let chunk = self.chunk as u64 * SEARCH_PICOS_PER_BYTE / 1000;
                 let messages = MESSAGE_NANOS * self.messages.get() as u64;
-                CALL_NANOS + chunk + messages
+                CALL_NANOS + chunk + messages + self.work_nanos.get()
             }
         }
     }

@@ -28,7 +28,12 @@ mod output;
 mod texts;
 mod walk;
 
+use crate::error::FramerError;
 use crate::timeslice::{Scheduler, Timeslice};
+
+/// What writing a byte of text is taken to cost, for a call too short to
+/// read the clock: small MCP messages are written at about 300 MB/s.
+const WRITE_PICOS_PER_BYTE: u64 = 3_500;
 use mcp_framer_core::encode::Escape;
 use rustler::sys::ErlNifTerm;
 use rustler::{Encoder, Env, NifResult, Term};
@@ -118,11 +123,15 @@ fn run<'a>(
     // a message's, as a small chunk's is, since reading the clock would
     // cost a tenth of such a call.
     let time = Timeslice::new(scheduler, 0);
+    let mut written = 0;
     let reply = with_buffers(|buffers| {
         let mut walker = Walker::new(env, options, tag, time.limits(), buffers);
-        walker.walk(term.as_c_arg()).and_then(|()| walker.finish())
+        walker.walk(term.as_c_arg())?;
+        written = walker.written();
+        walker.finish()
     });
     time.count_messages(1);
+    time.count_work(written as u64 * WRITE_PICOS_PER_BYTE / 1000);
     time.report(env);
     Ok(match reply {
         // SAFETY: the walker made the output in `env`, in this call.
@@ -131,7 +140,7 @@ fn run<'a>(
         Err(Stop::Convert) => atoms::convert().encode(env),
         Err(Stop::MapOrder) => atoms::map_order().encode(env),
         Err(Stop::Invalid(invalid)) => (atoms::error(), reason(env, invalid)).encode(env),
-        Err(Stop::Broken) => return Err(rustler::Error::RaiseAtom("encoder_out_of_step")),
+        Err(Stop::Broken) => return Err(FramerError::EncoderMismatch.into()),
     })
 }
 

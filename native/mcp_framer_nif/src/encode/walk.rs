@@ -389,6 +389,11 @@ impl<'a, 'b> Walker<'a, 'b> {
     }
 
     /// The walk's text as the result term its form asks for.
+    /// The bytes of text written so far, referenced strings included.
+    pub fn written(&self) -> usize {
+        self.buffers.out.len() + self.buffers.pieces_bytes
+    }
+
     pub fn finish(&mut self) -> Result<ErlNifTerm, Stop> {
         if self.options.form == Form::Line {
             self.buffers.out.push(b'\n');
