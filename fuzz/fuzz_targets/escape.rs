@@ -1,10 +1,10 @@
 //! Any bytes through the encoder's string writing, in every escape mode.
 //!
-//! * The scan's vector twins (SSE2, AVX2 when the CPU has it), and the
-//!   copy up to the next byte to escape, are held to the portable ones
-//!   from every offset of the input's first 64 bytes, which covers every
-//!   place in a 16- or 32-byte lane, and of its last 64, where the lanes
-//!   run out.
+//! * The scan for the bytes a mode stops at, in every instruction set the
+//!   CPU has, and the copy up to the first of them, are held to the
+//!   portable twin, and the twin to a byte loop, from every offset of the
+//!   input's first 64 bytes, which covers every place in a block of 8,
+//!   16, 32 or 64, and of its last 64, where the blocks run out.
 //! * `check` must refuse exactly what std refuses, at the same byte, and
 //!   give a plain prefix that needs no escape.
 //! * The written text must be what a reference writes character by
@@ -15,34 +15,30 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use mcp_framer_core::arch::{self, portable, Isa};
 use mcp_framer_core::encode::{
-    check, check_ascii, first_escape, lanes, write_escaped, write_float, Escape,
+    check, check_ascii, first_escape, write_escaped, write_float, Escape,
 };
 
 fuzz_target!(|input: &[u8]| {
+    let all = Isa::all();
     for escape in Escape::ALL {
         let stops = escape.stops();
         let end = input.len();
         for from in (0..end.min(64)).chain(end.saturating_sub(64)..=end) {
-            let portable = lanes::portable::find(input, from, stops);
-            assert_eq!(lanes::find(input, from, stops), portable);
-            let mut copied = Vec::new();
-            assert_eq!(
-                lanes::portable::copy_to_stop(input, from, stops, &mut copied),
-                portable
-            );
-            assert_eq!(copied, &input[from..portable]);
-            #[cfg(target_arch = "x86_64")]
-            {
-                assert_eq!(lanes::sse2::find(input, from, stops), portable);
-                if std::is_x86_feature_detected!("avx2") {
-                    // SAFETY: the CPU has AVX2, just checked.
-                    assert_eq!(unsafe { lanes::avx2::find(input, from, stops) }, portable);
-                }
-                let mut lanes_copied = Vec::new();
-                let stop = lanes::sse2::copy_to_stop(input, from, stops, &mut lanes_copied);
-                assert_eq!((stop, lanes_copied), (portable, copied));
+            let twin = portable::find_stop(input, from, stops);
+            let by_bytes = (from..end).find(|&i| stops.stops_at(input[i]));
+            assert_eq!(twin, by_bytes.unwrap_or(end));
+            for isa in &all {
+                assert_eq!(isa.find_stop(input, from, stops), twin, "{}", isa.name());
             }
+            assert_eq!(arch::find_stop(input, from, stops), twin);
+            let mut twin_copied = Vec::new();
+            let twin_stop = portable::copy_to_stop(input, from, stops, &mut twin_copied);
+            assert_eq!((twin_stop, &twin_copied[..]), (twin, &input[from..twin]));
+            let mut copied = Vec::new();
+            let stop = arch::copy_to_stop(input, from, stops, &mut copied);
+            assert_eq!((stop, copied), (twin, twin_copied));
         }
         let checked = check(input, escape);
         match std::str::from_utf8(input) {

@@ -2,7 +2,7 @@
 //! CPU has, and the portable twin, give a byte loop's answers from every
 //! offset of inputs of every length, up to and at the input's end.
 
-use mcp_framer_core::arch::{self, portable, Copied, Decoded, Isa, Masks, Run, Special};
+use mcp_framer_core::arch::{self, portable, Copied, Decoded, Isa, Masks, Run, Special, Stops};
 
 fn is_special(byte: u8) -> bool {
     byte == b'"' || byte == b'\\' || byte < 0x20
@@ -222,6 +222,142 @@ fn the_newline_mask_from_every_offset_is_the_portable_twins() {
                 "{at} of {length}"
             );
             assert_eq!(arch::newline_mask(&input, at), expected, "{at} of {length}");
+        }
+    }
+}
+
+/// The encoder's escape modes' stops, as `encode::Escape::stops` gives
+/// them: each extra byte in each of the three places, and the high bytes.
+const STOPS: [Stops; 4] = [
+    Stops {
+        extra: [b'"'; 3],
+        high: false,
+    },
+    Stops {
+        extra: [0xE2, b'"', b'"'],
+        high: false,
+    },
+    Stops {
+        extra: [0xE2, b'<', b'/'],
+        high: false,
+    },
+    Stops {
+        extra: [b'"'; 3],
+        high: true,
+    },
+];
+
+fn find_stop_by_bytes(text: &[u8], from: usize, stops: Stops) -> usize {
+    (from..text.len())
+        .find(|&i| stops.stops_at(text[i]))
+        .unwrap_or(text.len())
+}
+
+/// Inputs of every length up to two and a half blocks of 64 and some
+/// longer, of plain text with, thin or thick, bytes some mode stops at and
+/// their neighbours.
+fn stop_inputs() -> Vec<Vec<u8>> {
+    let mut random = Random(0x2545_f491_4f6c_dd1d);
+    let mut inputs = Vec::new();
+    for length in (0..=160).chain([200, 255, 256, 257, 400, 700]) {
+        for one_in in [2, 40, 1000] {
+            let input = (0..length)
+                .map(|_| match random.next() % one_in {
+                    0 => [
+                        b'"', b'\\', 0x1F, 0x20, 0x7F, 0x80, 0xE2, 0xFF, b'<', b'/', 0x00,
+                    ][(random.next() % 11) as usize],
+                    _ => b'a' + (random.next() % 26) as u8,
+                })
+                .collect();
+            inputs.push(input);
+        }
+    }
+    inputs
+}
+
+#[test]
+fn every_instruction_set_finds_the_first_stop_from_every_offset() {
+    let all = Isa::all();
+    for input in stop_inputs() {
+        for stops in STOPS {
+            for from in 0..=input.len() {
+                let expected = find_stop_by_bytes(&input, from, stops);
+                let twin = portable::find_stop(&input, from, stops);
+                assert_eq!(twin, expected, "{stops:?} from {from} of {input:?}");
+                for isa in &all {
+                    let found = isa.find_stop(&input, from, stops);
+                    let name = isa.name();
+                    assert_eq!(found, expected, "{name} {stops:?} from {from} of {input:?}");
+                }
+                let found = arch::find_stop(&input, from, stops);
+                assert_eq!(found, expected, "{stops:?} from {from} of {input:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn every_byte_value_in_every_position_of_every_block_is_found_as_a_byte_loop_finds_it() {
+    let all = Isa::all();
+    // Up to 70 bytes, the byte is in every place of a first block of 8, 16,
+    // 32 or 64 and of the last, overlapping one; from 100 on, of the blocks
+    // after those.
+    for stops in STOPS {
+        for length in (1..=70).chain([100, 127, 128, 129, 140]) {
+            for position in 0..length {
+                let mut input = vec![b'a'; length];
+                for byte in 0..=255u8 {
+                    input[position] = byte;
+                    for from in [0, position.saturating_sub(1), position, position + 1] {
+                        let expected = find_stop_by_bytes(&input, from, stops);
+                        let finds = all
+                            .iter()
+                            .map(|isa| (isa.name(), isa.find_stop(&input, from, stops)));
+                        let twin = ("portable twin", portable::find_stop(&input, from, stops));
+                        let chosen = ("arch::find_stop", arch::find_stop(&input, from, stops));
+                        for (name, found) in finds.chain([twin, chosen]) {
+                            assert_eq!(
+                                found, expected,
+                                "{name} {stops:?}: {byte:#x} at {position} of {length} from {from}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_copy_to_the_stop_appends_what_lies_before_it_from_every_offset() {
+    for input in stop_inputs() {
+        for stops in STOPS {
+            for from in 0..=input.len() {
+                let stop = find_stop_by_bytes(&input, from, stops);
+                let expected = (stop, [b"head", &input[from..stop]].concat());
+                let copied = |copy: fn(&[u8], usize, Stops, &mut Vec<u8>) -> usize| {
+                    let mut out = b"head".to_vec();
+                    (copy(&input, from, stops, &mut out), out)
+                };
+                let twin = copied(portable::copy_to_stop);
+                assert_eq!(twin, expected, "{stops:?} from {from} of {input:?}");
+                let lane = copied(arch::copy_to_stop);
+                assert_eq!(lane, expected, "{stops:?} from {from} of {input:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn the_copy_to_the_stop_stores_nothing_past_the_rest_of_the_text() {
+    for input in stop_inputs() {
+        for from in 0..=input.len() {
+            for copy in [portable::copy_to_stop, arch::copy_to_stop] {
+                let mut out = Vec::with_capacity(input.len() - from);
+                let capacity = out.capacity();
+                copy(&input, from, STOPS[3], &mut out);
+                assert_eq!(out.capacity(), capacity, "from {from} of {input:?}");
+            }
         }
     }
 }

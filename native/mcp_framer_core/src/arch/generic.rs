@@ -1,9 +1,10 @@
-//! The string loops, written once over a [`Block`] of N bytes and
-//! instantiated by each instruction set's module inside a function
-//! compiled for it. Everything here is inlined into that function, so
-//! that the block's instructions are too.
+//! The string loops, written once over a [`Block`] of N bytes (the
+//! decoder's) or a [`Scan`] (the encoder's) and instantiated by each
+//! instruction set's module inside a function compiled for it. Everything
+//! here is inlined into that function, so that the block's instructions
+//! are too.
 
-use super::{Block, Copied, Decoded, Masks, Run, Special};
+use super::{Block, Copied, Decoded, Masks, Run, Scan, Special, Stops};
 
 /// The bits of a mask below bit `length` (< 64).
 #[inline(always)]
@@ -224,6 +225,61 @@ pub(super) unsafe fn copy_runs<const N: usize, B: Block<N>, S: Special>(
             stop = to;
         }
     }
+}
+
+/// [`super::find_stop`] in blocks of N bytes; the rest, fewer than N, as
+/// `B` scans it.
+///
+/// # Safety
+/// The CPU has `B`'s instruction set.
+#[inline(always)]
+pub(super) unsafe fn find_stop<const N: usize, B: Scan<N>>(
+    text: &[u8],
+    from: usize,
+    stops: Stops,
+) -> usize {
+    let mut at = from;
+    while let Some(block) = text.get(at..).and_then(|rest| rest.first_chunk::<N>()) {
+        // SAFETY: the caller's contract.
+        let found = unsafe { B::stop_bits(block, stops) };
+        if found != 0 {
+            return at + (found.trailing_zeros() / B::BITS) as usize;
+        }
+        at += N;
+    }
+    // SAFETY: the caller's contract.
+    unsafe { B::find_in_rest(text, at, stops) }
+}
+
+/// [`super::copy_to_stop`] in blocks of N bytes, each stored whole onto
+/// `out` and the bytes from the stop on cut off again; the rest, fewer
+/// than N, found as [`find_stop`] finds it and copied.
+///
+/// # Safety
+/// The CPU has `B`'s instruction set.
+#[inline(always)]
+pub(super) unsafe fn copy_to_stop<const N: usize, B: Scan<N>>(
+    text: &[u8],
+    from: usize,
+    stops: Stops,
+    out: &mut Vec<u8>,
+) -> usize {
+    let mut at = from;
+    while let Some(block) = text.get(at..).and_then(|rest| rest.first_chunk::<N>()) {
+        // SAFETY: the caller's contract.
+        let found = unsafe { B::stop_bits(block, stops) };
+        out.extend_from_slice(block);
+        if found != 0 {
+            let kept = (found.trailing_zeros() / B::BITS) as usize;
+            out.truncate(out.len() - N + kept);
+            return at + kept;
+        }
+        at += N;
+    }
+    // SAFETY: the caller's contract.
+    let stop = unsafe { B::find_in_rest(text, at, stops) };
+    out.extend_from_slice(text.get(at..stop).unwrap_or_default());
+    stop
 }
 
 /// Appends to a `Vec<u8>` through a pointer, with its length kept in a

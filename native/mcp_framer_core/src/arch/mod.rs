@@ -16,13 +16,18 @@
 //! * [`copy_runs`]: copies string text onto a buffer up to each special
 //!   byte, and hands that byte to a [`Special`], which decodes the escape
 //!   or stops: a string with escapes.
+//! * [`find_stop`]: for the encoder, the first byte from a position that
+//!   one escape mode's [`Stops`] hold for.
+//! * [`copy_to_stop`]: for the encoder, copies string text onto a buffer
+//!   up to that byte, a 16-byte lane at a time: the text between escapes.
 //!
-//! The last two use the widest instruction set the CPU has ([`Isa::best`]):
-//! blocks of 16 bytes with SSE2 or the portable twin, 32 with AVX2, and
-//! with AVX-512 64 for [`copy_runs`] and AVX2's 32 for [`find_special`]
-//! (see `x86_64::avx512`). The loops are written once, in `generic`, over
-//! a `Block` of each instruction set; each instruction set's module
-//! instantiates them inside a function compiled for it. `unsafe` is
+//! [`find_special`], [`copy_runs`] and [`find_stop`] use the widest
+//! instruction set the CPU has ([`Isa::best`]): blocks of 16 bytes with
+//! SSE2 or the portable twin (8 for [`find_stop`]'s), 32 with AVX2, and
+//! with AVX-512 64 for [`copy_runs`] and AVX2's 32 for the scans (see
+//! `x86_64::avx512`). The loops are written once, in `generic`, over a
+//! `Block` or a `Scan` of each instruction set; each instruction set's
+//! module instantiates them inside a function compiled for it. `unsafe` is
 //! confined to those modules and to the calls below that only a detected
 //! [`Isa`] makes.
 
@@ -97,6 +102,51 @@ trait Block<const N: usize> {
     }
 }
 
+/// The bytes [`find_stop`] stops at: always `"`, `\` and every byte
+/// below 0x20; then each of `extra` (an escape mode repeats a byte when
+/// it needs fewer than three), and every byte of 0x80 or above when
+/// `high` is set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stops {
+    pub extra: [u8; 3],
+    pub high: bool,
+}
+
+impl Stops {
+    /// Whether a scan stops at `byte`: the definition the vector code is
+    /// held to.
+    #[inline]
+    pub fn stops_at(self, byte: u8) -> bool {
+        byte == b'"'
+            || byte == b'\\'
+            || byte < 0x20
+            || self.extra.contains(&byte)
+            || (self.high && byte >= 0x80)
+    }
+}
+
+/// N bytes tested at once for a set of [`Stops`] by one instruction set:
+/// the piece of vector code the encoder's loops in `generic` need.
+trait Scan<const N: usize> {
+    /// How many bits of [`Scan::stop_bits`] stand for each byte.
+    const BITS: u32;
+
+    /// Nonzero when `stops` holds for a byte of `bytes`, and then the
+    /// lowest set bit lies in the [`Scan::BITS`] bits of the first such
+    /// byte, the first byte's bits the lowest.
+    ///
+    /// # Safety
+    /// The CPU has the block's instruction set.
+    unsafe fn stop_bits(bytes: &[u8; N], stops: Stops) -> u64;
+
+    /// [`find_stop`] where fewer than N bytes are left from `at`, which
+    /// may be the input's end or past it.
+    ///
+    /// # Safety
+    /// As for [`Scan::stop_bits`].
+    unsafe fn find_in_rest(text: &[u8], at: usize, stops: Stops) -> usize;
+}
+
 /// An instruction set this CPU has. Only [`Isa::best`] and [`Isa::all`]
 /// make one, each after checking the CPU, so a function given an `Isa`
 /// may run its instructions.
@@ -119,6 +169,12 @@ enum Kind {
 static BEST: AtomicU8 = AtomicU8::new(0);
 
 impl Isa {
+    /// The instruction set of [`lane`], which needs no detection.
+    #[cfg(target_arch = "x86_64")]
+    const LANE: Isa = Isa(Kind::Sse2);
+    #[cfg(not(target_arch = "x86_64"))]
+    const LANE: Isa = Isa(Kind::Portable);
+
     /// The widest instruction set this CPU has: detected on first use and
     /// kept, so that each later call is one load.
     #[inline(always)]
@@ -208,6 +264,21 @@ impl Isa {
             Kind::Avx512 => unsafe { x86_64::avx512::copy_runs(input, from, out, special) },
         }
     }
+
+    /// [`find_stop`] with this instruction set.
+    #[inline(always)]
+    pub fn find_stop(self, text: &[u8], from: usize, stops: Stops) -> usize {
+        match self.0 {
+            Kind::Portable => portable::find_stop(text, from, stops),
+            #[cfg(target_arch = "x86_64")]
+            Kind::Sse2 => x86_64::sse2::find_stop(text, from, stops),
+            // AVX-512 in AVX2's blocks, compiled for AVX2 alone (see
+            // `x86_64::avx512`). SAFETY: an `Isa` of either kind is made
+            // only where the CPU has AVX2, BMI1 and BMI2.
+            #[cfg(target_arch = "x86_64")]
+            Kind::Avx2 | Kind::Avx512 => unsafe { x86_64::avx2::find_stop(text, from, stops) },
+        }
+    }
 }
 
 /// The first byte from `from` that is `"`, `\` or below 0x20, or
@@ -231,13 +302,43 @@ pub fn copy_runs<S: Special>(
     Isa::best().copy_runs(input, from, out, special)
 }
 
-/// [`Masks`] of a 16-byte lane. SSE2 on x86-64, which every such CPU
-/// has, so it needs no detection and inlines into the parser's loop.
+/// The first index from `from` on whose byte `stops` holds, or
+/// `text.len()` if there is none.
+///
+/// A rest of under 64 bytes, most strings, is scanned by the 16-byte lane
+/// every target has, inlined with the mode's stops as constants: it is not
+/// worth even the load of the chosen [`Isa`].
+#[inline(always)]
+pub fn find_stop(text: &[u8], from: usize, stops: Stops) -> usize {
+    let isa = match text.len().saturating_sub(from) {
+        ..64 => Isa::LANE,
+        _ => Isa::best(),
+    };
+    isa.find_stop(text, from, stops)
+}
+
+/// The lane every target has, which needs no detection: SSE2 on x86-64,
+/// the portable twin elsewhere.
 #[cfg(target_arch = "x86_64")]
-pub use x86_64::sse2::classify_lane;
+use x86_64::sse2 as lane;
 
 #[cfg(not(target_arch = "x86_64"))]
-pub use portable::classify_lane;
+use portable as lane;
+
+/// [`Masks`] of a 16-byte lane, from [`lane`], so that it inlines into the
+/// parser's loop.
+pub use lane::classify_lane;
+
+/// Appends `text[from..stop]` to `out` and returns `stop`, the index
+/// [`find_stop`] gives. Each lane is stored whole and the bytes past the
+/// stop cut off again: a run between two escapes is copied without a call
+/// to `memcpy`, which costs more than such a run. In [`lane`]'s lanes of
+/// 16 bytes, inlined with the mode's stops as constants, on every CPU: the
+/// runs between escapes are short.
+///
+/// Every lane it stores lies in `text`: `out` grows only where it has
+/// room for fewer than `text.len() - from` more bytes.
+pub use lane::copy_to_stop;
 
 /// Bit `i` is set when `bytes[at + i]` is `\n`, for the up to 64 bytes
 /// from `at`; 0 past the end. SSE2, so x86-64 only: elsewhere the framer

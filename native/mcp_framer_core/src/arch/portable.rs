@@ -2,11 +2,13 @@
 //! every target. It is what targets other than x86-64 run, and what the
 //! tests and fuzz targets hold every instruction set to.
 
-use super::{generic, Block, Copied, Masks, Run, Special};
+use super::{generic, Block, Copied, Masks, Run, Scan, Special, Stops};
 
 const ONES: u64 = u64::from_le_bytes([1; 8]);
 /// The high bit of every byte of a word.
 const HIGHS: u64 = ONES << 7;
+/// The low seven bits of every byte of a word.
+const LOWS: u64 = !HIGHS;
 
 /// Sixteen bytes as two words.
 struct Swar;
@@ -44,6 +46,71 @@ pub fn copy_runs<S: Special>(
     unsafe { generic::copy_runs::<16, Swar, S>(input, from, out, special) }
 }
 
+/// Eight bytes as one word.
+struct Word;
+
+impl Scan<8> for Word {
+    const BITS: u32 = 8;
+
+    #[inline(always)]
+    unsafe fn stop_bits(bytes: &[u8; 8], stops: Stops) -> u64 {
+        stop_bytes(u64::from_le_bytes(*bytes), stops)
+    }
+
+    /// The last word of a text of eight bytes or more overlaps the one
+    /// before it, with the bytes already read shifted off; a shorter text
+    /// is read into a word padded with spaces, at which no scan stops.
+    #[inline(always)]
+    unsafe fn find_in_rest(text: &[u8], at: usize, stops: Stops) -> usize {
+        let length = text.len();
+        if at >= length {
+            return length;
+        }
+        let (start, word) = match text.last_chunk::<8>() {
+            Some(word) => (length - 8, u64::from_le_bytes(*word)),
+            None => (0, short_word(text)),
+        };
+        // `start <= at`: fewer than 8 bytes are left from `at`, and the
+        // bytes before it were read already.
+        match stop_bytes(word, stops) >> (8 * (at - start)) {
+            0 => length,
+            found => (at + found.trailing_zeros() as usize / 8).min(length),
+        }
+    }
+}
+
+pub fn find_stop(text: &[u8], from: usize, stops: Stops) -> usize {
+    // SAFETY: `Word` uses no instructions beyond the target's own.
+    unsafe { generic::find_stop::<8, Word>(text, from, stops) }
+}
+
+pub fn copy_to_stop(text: &[u8], from: usize, stops: Stops, out: &mut Vec<u8>) -> usize {
+    // SAFETY: as above.
+    unsafe { generic::copy_to_stop::<8, Word>(text, from, stops, out) }
+}
+
+/// The bytes of `text`, shorter than eight, as a word padded with spaces,
+/// at which no scan stops. Read with overlapping loads rather than
+/// copied: a copy into a word on the stack, read back at once, stalls.
+#[inline(always)]
+pub(crate) fn short_word(text: &[u8]) -> u64 {
+    let length = text.len();
+    let word = if let (Some(low), Some(high)) = (text.first_chunk::<4>(), text.last_chunk::<4>()) {
+        u64::from(u32::from_le_bytes(*low))
+            | u64::from(u32::from_le_bytes(*high)) << (8 * (length - 4))
+    } else if let (Some(&first), Some(&last)) = (text.first(), text.last()) {
+        let middle = text[length / 2];
+        u64::from(first)
+            | u64::from(middle) << (8 * (length / 2))
+            | u64::from(last) << (8 * (length - 1))
+    } else {
+        0
+    };
+    word | (ONES * u64::from(b' '))
+        .checked_shl(8 * length as u32)
+        .unwrap_or(0)
+}
+
 /// Bit `i` is set when `bytes[at + i]` is `\n`, for the up to 64 bytes
 /// from `at`; the twin of the framer's newline search, one byte at a time.
 pub fn newline_mask(bytes: &[u8], at: usize) -> u64 {
@@ -70,6 +137,23 @@ fn special_bytes(word: u64) -> u64 {
     // Adding 0x60 sets the high bit of every byte of 0x20 and above.
     let control = !(low7 + ONES * 0x60) & ascii & HIGHS;
     is(b'"') | is(b'\\') | control
+}
+
+/// The high bit of every byte of `word` at which a scan for `stops`
+/// stops, exactly: each byte is tested on its own seven low bits, so no
+/// carry crosses into the next.
+#[inline(always)]
+fn stop_bytes(word: u64, stops: Stops) -> u64 {
+    // Adding 0x7F to the low seven bits of a byte sets its high bit unless
+    // they are 0; a byte is 0 when neither that nor its own high bit is set.
+    let zero = |word: u64| !(((word & LOWS) + LOWS) | word) & HIGHS;
+    let is = |byte: u8| zero(word ^ (ONES * u64::from(byte)));
+    // A byte is below 0x20 when it is below 0x80 and its low seven bits
+    // plus 0x60 stay below 0x80.
+    let control = !(((word & LOWS) + ONES * 0x60) | word) & HIGHS;
+    let extra = is(stops.extra[0]) | is(stops.extra[1]) | is(stops.extra[2]);
+    let high = if stops.high { word & HIGHS } else { 0 };
+    is(b'"') | is(b'\\') | control | extra | high
 }
 
 /// Gathers the high bit of each byte into bit `i` for byte `i`.

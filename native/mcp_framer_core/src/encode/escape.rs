@@ -13,7 +13,7 @@
 //! The text must be valid UTF-8 first ([`check_utf8`]): Jason refuses the
 //! whole string at the first byte that does not start a valid character.
 
-use super::lanes::{self, Stops};
+use crate::arch::{self, Stops};
 use std::collections::TryReserveError;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -174,7 +174,7 @@ fn check_ascii_in(text: &[u8], escape: Escape) -> Result<usize, InvalidUtf8> {
         high: true,
         ..escape.stops()
     };
-    let ascii = lanes::find(text, 0, stops);
+    let ascii = arch::find_stop(text, 0, stops);
     if ascii < text.len() {
         check_utf8(&text[ascii..]).map_err(|invalid| InvalidUtf8 {
             position: ascii + invalid.position,
@@ -206,7 +206,7 @@ pub fn first_escape(text: &[u8], from: usize, escape: Escape) -> usize {
     let stops = escape.stops();
     let mut at = from;
     loop {
-        at = lanes::find(text, at, stops);
+        at = arch::find_stop(text, at, stops);
         match text.get(at) {
             // 0xE2 starts U+2000 to U+2FFF; only two of them are escaped.
             Some(0xE2) if escape != Escape::UnicodeSafe && !line_separator(text, at) => at += 1,
@@ -235,7 +235,7 @@ pub fn write_plain(out: &mut Vec<u8>, text: &[u8]) {
         out.truncate(end - 8);
         out.extend_from_slice(high);
     } else {
-        out.extend_from_slice(&lanes::portable::short_word(text).to_le_bytes());
+        out.extend_from_slice(&arch::portable::short_word(text).to_le_bytes());
         out.truncate(end);
     }
 }
@@ -296,12 +296,12 @@ fn write_escaped_in(
             out.push(byte);
             1
         };
-        at = lanes::copy_to_stop(text, at, stops, out);
+        at = arch::copy_to_stop(text, at, stops, out);
     }
     Ok(())
 }
 
-/// The most bytes [`lanes::copy_to_stop`] stores past what it keeps.
+/// The most bytes [`arch::copy_to_stop`] stores past what it keeps.
 const LANE: usize = 16;
 
 /// Writes the `\u` escape of the character `rest` starts with, which is

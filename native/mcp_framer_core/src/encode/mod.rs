@@ -3,11 +3,11 @@
 //! is written where, and in what order, is up to the caller's walk over
 //! its values; this module knows JSON's text and nothing of the terms.
 //!
-//! Strings are scanned for the bytes their mode may escape by [`lanes`],
-//! sixteen or thirty-two at a time.
+//! Strings are scanned for the bytes their mode may escape, and copied up
+//! to them, by the vector code in [`crate::arch`] ([`crate::arch::find_stop`],
+//! [`crate::arch::copy_to_stop`]).
 
 pub mod escape;
-pub mod lanes;
 pub mod number;
 
 pub use escape::{

@@ -9,11 +9,12 @@ use std::arch::x86_64::{
     _mm512_maskz_loadu_epi8, _mm512_movepi8_mask, _mm512_set1_epi8, _mm512_storeu_si512,
 };
 
+/// AVX-512F and BW, and all that [`super::avx2`] needs, whose blocks the
+/// scans use.
 pub(in super::super) fn detected() -> bool {
     is_x86_feature_detected!("avx512f")
         && is_x86_feature_detected!("avx512bw")
-        && is_x86_feature_detected!("bmi1")
-        && is_x86_feature_detected!("bmi2")
+        && super::avx2::detected()
 }
 
 struct Avx512;
