@@ -13,6 +13,8 @@ defmodule Bench.Documents do
   alias Bench.Traffic, as: T
   alias McpFramer.Native
 
+  # McpFramer.JSON's default options, as the NIF takes them.
+  @options McpFramer.JSON.options!([], "Bench.Documents")
   @runs 31
   @kib 1024
 
@@ -56,12 +58,12 @@ defmodule Bench.Documents do
 
         {ours, dirty} =
           pair(fn -> {:ok, _} = McpFramer.JSON.decode(document) end, fn ->
-            {:ok, _} = Native.decode_dirty(document, false)
+            {:ok, _} = Native.decode_dirty(document, @options)
           end)
 
         {framed, framed_dirty} =
           pair(fn -> [{:ok, _}] = frame(McpFramer.new(decode: :json), chunks, & &1) end, fn ->
-            [{:ok, _}] = frame(McpFramer.new(), chunks, &Native.decode_dirty(&1, false))
+            [{:ok, _}] = frame(McpFramer.new(), chunks, &Native.decode_dirty(&1, @options))
           end)
 
         IO.puts(
