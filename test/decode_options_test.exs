@@ -304,13 +304,12 @@ defmodule McpFramer.DecodeOptionsTest do
       assert framed(line, keys: :atoms!) == limit_error(line, 1, :keys, :atoms!)
     end
 
+    # The VM's atom count is not looked at: tests beside this one make atoms.
     test "keys: :atoms! makes no atom, whatever the key's characters" do
       for key <- [unknown_key(), unknown_key() <> "é", "日本_#{unknown_key()}", "😀#{unknown_key()}"] do
         line = ~s({"#{key}":1})
-        count = :erlang.system_info(:atom_count)
         assert_raise ArgumentError, fn -> JSON.decode(line, keys: :atoms!) end
         assert framed(line, keys: :atoms!) == limit_error(line, 1, :keys, :atoms!)
-        assert :erlang.system_info(:atom_count) == count
         assert_raise ArgumentError, fn -> String.to_existing_atom(key) end
       end
     end
