@@ -46,13 +46,20 @@ defmodule Bench.Encoding do
     ]
   end
 
-  # {side, label, encode}: McpFramer's forms, then the baselines this BEAM
-  # has, chosen when this file compiles.
+  # {side, label, encode}: McpFramer's forms, the floor, then the baselines
+  # this BEAM has, chosen when this file compiles.
+  #
+  # The floor is :erlang.term_to_binary/1: the BEAM's own C code walking
+  # the same terms and writing each into one binary, with none of the NIF
+  # interface's calls per term that any NIF encoder pays, and no escaping
+  # or UTF-8 check. An encoder whose goal asks for less time than the
+  # floor takes must walk terms faster than the VM serializes them.
   def sides do
     [
       {:mcp_framer, "McpFramer.JSON.encode!/1", &McpFramer.JSON.encode!/1},
       {:mcp_framer_iodata, "McpFramer.JSON.encode_to_iodata!/1",
-       &McpFramer.JSON.encode_to_iodata!/1}
+       &McpFramer.JSON.encode_to_iodata!/1},
+      {:floor, ":erlang.term_to_binary/1", &:erlang.term_to_binary/1}
     ] ++ baselines()
   end
 
@@ -144,6 +151,7 @@ defmodule Bench.Encoding do
       results = for {n, row} <- rows, do: measure(row, n, source)
       print_ours(results)
       for {side, label, _} <- baselines(), do: print_baseline(results, side, label)
+      print_floor(results)
       print_missing()
     end
   end
@@ -191,6 +199,39 @@ defmodule Bench.Encoding do
       IO.puts(
         "| #{r.name} | #{mb_per_s(r, :mcp_framer)} | #{mb_per_s(r, side)} | " <>
           "#{Bench.ratio(ratio)}#{mark} | #{if goal, do: Bench.goal(goal), else: ""} |"
+      )
+    end
+  end
+
+  # McpFramer's time over the floor's, and for each baseline here the time
+  # its goal allows over the floor's: below 1.00x, meeting that goal means
+  # encoding faster than term_to_binary/1 serializes the same terms.
+  defp print_floor(results) do
+    goals =
+      for {side, label, _} <- baselines(), side in [:jason, :jiffy, :json], do: {side, label}
+
+    IO.puts(
+      "\nThe floor: :erlang.term_to_binary/1 of the same terms, MB/s of McpFramer's " <>
+        "output; ratio = McpFramer time / floor time; a goal's time = the baseline's " <>
+        "time / its goal, over the floor's\n"
+    )
+
+    IO.puts(
+      "| traffic | McpFramer MB/s | floor MB/s | ratio |" <>
+        Enum.map_join(goals, fn {_, label} -> " #{label} goal's time |" end)
+    )
+
+    IO.puts("|---|---:|---:|---:|" <> String.duplicate("---:|", length(goals)))
+
+    for r <- results do
+      allowed =
+        Enum.map_join(goals, fn {side, _} ->
+          " #{Bench.ratio(r.best[side] / r.goals[side] / r.best.floor)} |"
+        end)
+
+      IO.puts(
+        "| #{r.name} | #{mb_per_s(r, :mcp_framer)} | #{mb_per_s(r, :floor)} | " <>
+          "#{Bench.ratio(r.best.mcp_framer / r.best.floor)} |" <> allowed
       )
     end
   end
