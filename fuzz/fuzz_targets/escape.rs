@@ -5,8 +5,8 @@
 //!   portable twin, and the twin to a byte loop, from every offset of the
 //!   input's first 64 bytes, which covers every place in a block of 8,
 //!   16, 32 or 64, and of its last 64, where the blocks run out.
-//! * `check` must refuse exactly what std refuses, at the same byte, and
-//!   give a plain prefix that needs no escape.
+//! * `check` and `write_checked` must refuse exactly what std refuses, at
+//!   the same byte, and `check` give a plain prefix that needs no escape.
 //! * The written text must be what a reference writes character by
 //!   character from Jason 1.4.5's tables, and read back, as JSON, to the
 //!   input (checked with serde_json).
@@ -17,7 +17,8 @@
 use libfuzzer_sys::fuzz_target;
 use mcp_framer_core::arch::{self, portable, Isa};
 use mcp_framer_core::encode::{
-    check, check_ascii, first_escape, write_escaped, write_float, Escape,
+    check, check_ascii, first_escape, write_checked, write_escaped, write_float, Escape,
+    InvalidUtf8, WriteError,
 };
 
 fuzz_target!(|input: &[u8]| {
@@ -41,8 +42,16 @@ fuzz_target!(|input: &[u8]| {
             assert_eq!((stop, copied), (twin, twin_copied));
         }
         let checked = check(input, escape);
+        let mut written = Vec::new();
+        let written_checked = write_checked(&mut written, input, escape);
         match std::str::from_utf8(input) {
-            Err(error) => assert_eq!(checked.map_err(|e| e.position), Err(error.valid_up_to())),
+            Err(error) => {
+                assert_eq!(checked.map_err(|e| e.position), Err(error.valid_up_to()));
+                let position = InvalidUtf8 {
+                    position: error.valid_up_to(),
+                };
+                assert_eq!(written_checked, Err(WriteError::InvalidUtf8(position)));
+            }
             Ok(text) => {
                 let plain = checked.expect("valid UTF-8 is accepted");
                 assert_eq!(plain, first_escape(input, 0, escape));
@@ -59,6 +68,7 @@ fuzz_target!(|input: &[u8]| {
                 let mut from_ascii = Vec::new();
                 write_escaped(&mut from_ascii, input, ascii, escape).unwrap();
                 assert_eq!(from_ascii, out);
+                assert_eq!((written_checked, written), (Ok(()), out.clone()));
                 let quoted = [b"\"", &out[..], b"\""].concat();
                 let read: String = serde_json::from_slice(&quoted).expect("JSON text");
                 assert_eq!(read, text);

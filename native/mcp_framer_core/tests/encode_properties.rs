@@ -3,7 +3,9 @@
 //! every character some mode escapes, at every length and offset the lanes
 //! see; and the UTF-8 check against std's on random bytes.
 
-use mcp_framer_core::encode::{check, check_ascii, write_escaped, Escape, InvalidUtf8};
+use mcp_framer_core::encode::{
+    check, check_ascii, write_checked, write_escaped, Escape, InvalidUtf8, WriteError,
+};
 use proptest::prelude::*;
 
 /// What `escape` writes for one character.
@@ -39,8 +41,9 @@ fn reference(text: &str, escape: Escape) -> String {
     out
 }
 
-/// Written from the plain prefix `check` gives, and from the shorter one
-/// `check_ascii` gives: both must be the same text.
+/// Written from the plain prefix `check` gives, from the shorter one
+/// `check_ascii` gives, and checked and written in one by `write_checked`:
+/// all three must be the same text.
 fn ours(text: &str, escape: Escape) -> String {
     let written = |plain| {
         let mut out = Vec::new();
@@ -50,6 +53,9 @@ fn ours(text: &str, escape: Escape) -> String {
     let from_check = written(check(text.as_bytes(), escape).unwrap());
     let from_ascii = written(check_ascii(text.as_bytes(), escape).unwrap());
     assert_eq!(from_check, from_ascii);
+    let mut checked = Vec::new();
+    write_checked(&mut checked, text.as_bytes(), escape).unwrap();
+    assert_eq!(from_check.as_bytes(), checked);
     from_check
 }
 
@@ -103,5 +109,7 @@ proptest! {
     ) {
         let expected = std::str::from_utf8(&bytes).map_err(|e| InvalidUtf8 { position: e.valid_up_to() });
         prop_assert_eq!(check(&bytes, escape).map(|_| ()), expected.map(|_| ()));
+        let written = write_checked(&mut Vec::new(), &bytes, escape);
+        prop_assert_eq!(written, expected.map(|_| ()).map_err(WriteError::InvalidUtf8));
     }
 }

@@ -265,11 +265,58 @@ fn write_escaped_in(
     plain: usize,
     escape: Escape,
 ) -> Result<(), TryReserveError> {
-    let stops = escape.stops();
     let plain = plain.min(text.len());
     out.try_reserve(text.len() + LANE)?;
     out.extend_from_slice(&text[..plain]);
-    let mut at = plain;
+    escape_rest(out, text, plain, escape)
+}
+
+/// Checks that `text` is UTF-8 and appends it as `escape` writes it,
+/// without quotes: [`check_ascii`] and [`write_escaped`] in one, for a
+/// string that is not first looked at whole. Its ASCII prefix without
+/// escapes, all of most strings, is copied by the same pass that finds
+/// where it ends; only the rest is checked and escaped. On an error,
+/// `out` holds part of the text.
+pub fn write_checked(out: &mut Vec<u8>, text: &[u8], escape: Escape) -> Result<(), WriteError> {
+    // Each mode's own copy, as in `check`.
+    match escape {
+        Escape::Json => write_checked_in(out, text, Escape::Json),
+        Escape::UnicodeSafe => write_checked_in(out, text, Escape::UnicodeSafe),
+        Escape::JavascriptSafe => write_checked_in(out, text, Escape::JavascriptSafe),
+        Escape::HtmlSafe => write_checked_in(out, text, Escape::HtmlSafe),
+    }
+}
+
+#[inline(always)]
+fn write_checked_in(out: &mut Vec<u8>, text: &[u8], escape: Escape) -> Result<(), WriteError> {
+    let stops = Stops {
+        high: true,
+        ..escape.stops()
+    };
+    out.try_reserve(text.len() + LANE)?;
+    let ascii = arch::copy_to_stop(text, 0, stops, out);
+    if ascii == text.len() {
+        return Ok(());
+    }
+    check_utf8(&text[ascii..]).map_err(|invalid| {
+        WriteError::InvalidUtf8(InvalidUtf8 {
+            position: ascii + invalid.position,
+        })
+    })?;
+    Ok(escape_rest(out, text, ascii, escape)?)
+}
+
+/// Appends `text[from..]` as `escape` writes it; `out` has room for
+/// `text.len() - from + LANE` more bytes.
+#[inline(always)]
+fn escape_rest(
+    out: &mut Vec<u8>,
+    text: &[u8],
+    from: usize,
+    escape: Escape,
+) -> Result<(), TryReserveError> {
+    let stops = escape.stops();
+    let mut at = from;
     while let Some(&byte) = text.get(at) {
         // Room for the rest, a lane stored whole and an escape's growth,
         // so that nothing below allocates but here, where it may fail.

@@ -11,7 +11,7 @@ use super::output;
 use super::texts;
 use super::{Form, Options};
 use crate::timeslice::{OutOfTime, Timeslice};
-use mcp_framer_core::encode;
+use mcp_framer_core::encode::{self, WriteError};
 use rustler::sys::{
     enif_get_double, enif_get_int64, enif_get_list_cell, enif_get_map_size, enif_get_tuple,
     enif_get_uint64, enif_inspect_binary, enif_is_empty_list, enif_map_iterator_create,
@@ -532,13 +532,16 @@ impl<'a, 'b> Walker<'a, 'b> {
         }
         // A unit of the time's count is a value, or 64 bytes of a string.
         self.charge(text.len() / 64)?;
+        let long = may_reference && text.len() >= REFERENCE_MIN;
+        if !long && text.len() < LONG_STRING {
+            return self.short_string(term, text);
+        }
         let ascii = encode::check_ascii(text, escape).map_err(|invalid| Invalid::Utf8 {
             string: term,
             byte: text.get(invalid.position).copied().unwrap_or(0),
         })?;
         // Only a string that may be referenced needs to know now whether
         // the rest is plain; for any other, the copy finds out.
-        let long = may_reference && text.len() >= REFERENCE_MIN;
         let plain = match ascii {
             _ if ascii == text.len() || !long => ascii,
             _ => encode::first_escape(text, ascii, escape),
@@ -569,6 +572,27 @@ impl<'a, 'b> Walker<'a, 'b> {
                 Ok(())
             })
             .map_err(|_| Invalid::NoMemory(out.len()).into())
+    }
+
+    /// Writes a string that is not to be referenced, in one pass over its
+    /// ASCII prefix without escapes.
+    fn short_string(&mut self, term: ErlNifTerm, text: &[u8]) -> Result<(), Stop> {
+        let out = &mut self.buffers.out;
+        out.try_reserve(text.len() + 2)
+            .map_err(|_| Invalid::NoMemory(out.len()))?;
+        out.push(b'"');
+        match encode::write_checked(out, text, self.options.escape) {
+            Ok(()) => {
+                out.push(b'"');
+                Ok(())
+            }
+            Err(WriteError::InvalidUtf8(invalid)) => Err(Invalid::Utf8 {
+                string: term,
+                byte: text.get(invalid.position).copied().unwrap_or(0),
+            }
+            .into()),
+            Err(WriteError::NoMemory) => Err(Invalid::NoMemory(out.len()).into()),
+        }
     }
 
     fn integer(&mut self, term: ErlNifTerm) -> Result<(), Stop> {
