@@ -5,6 +5,8 @@
 //!   portable twin, and the twin to a byte loop, from every offset of the
 //!   input's first 64 bytes, which covers every place in a block of 8,
 //!   16, 32 or 64, and of its last 64, where the blocks run out.
+//! * The UTF-8 check, in every instruction set, must answer as std does
+//!   from the same offsets.
 //! * `check` and `write_checked` must refuse exactly what std refuses, at
 //!   the same byte, and `check` give a plain prefix that needs no escape.
 //! * The written text must be what a reference writes character by
@@ -40,6 +42,10 @@ fuzz_target!(|input: &[u8]| {
             let mut copied = Vec::new();
             let stop = arch::copy_to_stop(input, from, stops, &mut copied);
             assert_eq!((stop, copied), (twin, twin_copied));
+            let utf8 = std::str::from_utf8(&input[from..]).is_ok();
+            for isa in &all {
+                assert_eq!(isa.is_utf8(&input[from..]), utf8, "{}", isa.name());
+            }
         }
         let checked = check(input, escape);
         let mut written = Vec::new();

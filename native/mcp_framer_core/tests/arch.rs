@@ -368,3 +368,70 @@ fn the_best_instruction_set_is_the_widest_the_cpu_has() {
     assert_eq!(all.first().map(|isa| isa.name()), Some("portable"));
     assert_eq!(Isa::best(), *all.last().unwrap());
 }
+
+/// Text of every script and width, a bad byte now and then (a lone
+/// continuation, an overlong lead, a surrogate, a lead past U+10FFFF), so
+/// that characters, good and bad, fall across every place of a block.
+fn utf8_inputs() -> Vec<Vec<u8>> {
+    let pieces: [&[u8]; 14] = [
+        b"a",
+        b"plain ",
+        "é".as_bytes(),
+        "߿".as_bytes(),
+        "ࠀ".as_bytes(),
+        "日本".as_bytes(),
+        "\u{FFFF}".as_bytes(),
+        "😀".as_bytes(),
+        "\u{10FFFF}".as_bytes(),
+        b"\x80",
+        b"\xC0\xAF",
+        b"\xED\xA0\x80",
+        b"\xF4\x90\x80\x80",
+        b"\xFF",
+    ];
+    let mut random = Random(0x2545_f491_4f6c_dd1d);
+    let mut inputs = Vec::new();
+    for length in (0..=140).chain([191, 192, 193, 255, 256, 257]) {
+        for bad_one_in in [4, 60, u64::MAX] {
+            let mut input = Vec::new();
+            while input.len() < length {
+                let good = (random.next() % 9) as usize;
+                let bad = 9 + (random.next() % 5) as usize;
+                let piece = if random.next().is_multiple_of(bad_one_in) {
+                    bad
+                } else {
+                    good
+                };
+                input.extend_from_slice(pieces[piece]);
+            }
+            inputs.push(input);
+        }
+    }
+    inputs
+}
+
+#[test]
+fn every_instruction_set_checks_utf8_as_std_does_from_every_offset_to_every_end() {
+    let all = Isa::all();
+    for input in utf8_inputs() {
+        for from in 0..=input.len() {
+            for to in [
+                input.len(),
+                from + (input.len() - from) / 2,
+                from + 1,
+                from + 63,
+                from + 64,
+                from + 65,
+            ] {
+                let Some(text) = input.get(from..to) else {
+                    continue;
+                };
+                let expected = std::str::from_utf8(text).is_ok();
+                for isa in &all {
+                    assert_eq!(isa.is_utf8(text), expected, "{} on {text:?}", isa.name());
+                }
+                assert_eq!(arch::is_utf8(text), expected);
+            }
+        }
+    }
+}

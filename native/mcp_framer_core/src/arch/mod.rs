@@ -16,6 +16,8 @@
 //! * [`copy_runs`]: copies string text onto a buffer up to each special
 //!   byte, and hands that byte to a [`Special`], which decodes the escape
 //!   or stops: a string with escapes.
+//! * [`is_utf8`]: whether text is UTF-8, for both; AVX-512 has its own,
+//!   others simdutf8's.
 //! * [`find_stop`]: for the encoder, the first byte from a position that
 //!   one escape mode's [`Stops`] hold for.
 //! * [`copy_to_stop`]: for the encoder, copies string text onto a buffer
@@ -265,6 +267,21 @@ impl Isa {
         }
     }
 
+    /// [`is_utf8`] with this instruction set: AVX-512's own check, or
+    /// simdutf8's, which picks AVX2 or SSE4.2 itself; the portable twin is
+    /// std's.
+    #[inline(always)]
+    pub fn is_utf8(self, bytes: &[u8]) -> bool {
+        match self.0 {
+            Kind::Portable => std::str::from_utf8(bytes).is_ok(),
+            #[cfg(target_arch = "x86_64")]
+            Kind::Sse2 | Kind::Avx2 => simdutf8::basic::from_utf8(bytes).is_ok(),
+            // SAFETY: an `Isa` of this kind is made only where the CPU has it.
+            #[cfg(target_arch = "x86_64")]
+            Kind::Avx512 => unsafe { x86_64::avx512::is_utf8(bytes) },
+        }
+    }
+
     /// [`find_stop`] with this instruction set.
     #[inline(always)]
     pub fn find_stop(self, text: &[u8], from: usize, stops: Stops) -> usize {
@@ -300,6 +317,23 @@ pub fn copy_runs<S: Special>(
     special: &mut S,
 ) -> Copied {
     Isa::best().copy_runs(input, from, out, special)
+}
+
+/// Whether `bytes` is UTF-8: `std::str::from_utf8(bytes).is_ok()`, fast.
+/// Under a block of 64 bytes std's own loop is the quickest; a longer
+/// text goes to the best instruction set's, through a call that the
+/// parser's loop, where most strings need no check, is faster without.
+#[inline(always)]
+pub fn is_utf8(bytes: &[u8]) -> bool {
+    if bytes.len() < 64 {
+        return std::str::from_utf8(bytes).is_ok();
+    }
+    is_long_utf8(bytes)
+}
+
+#[inline(never)]
+fn is_long_utf8(bytes: &[u8]) -> bool {
+    Isa::best().is_utf8(bytes)
 }
 
 /// The first index from `from` on whose byte `stops` holds, or

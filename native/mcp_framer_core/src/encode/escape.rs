@@ -188,7 +188,7 @@ fn check_ascii_in(text: &[u8], escape: Escape) -> Result<usize, InvalidUtf8> {
 pub fn check_utf8(text: &[u8]) -> Result<(), InvalidUtf8> {
     // The fast check says only yes or no; the slow one, run only on the
     // way to an error, says where.
-    if simdutf8::basic::from_utf8(text).is_ok() {
+    if arch::is_utf8(text) {
         return Ok(());
     }
     match std::str::from_utf8(text) {

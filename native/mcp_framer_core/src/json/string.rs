@@ -87,10 +87,13 @@ impl<'de> Cursor<'de, '_> {
                 std::str::from_utf8_unchecked(&self.scratch)
             }));
         }
-        match simdutf8::basic::from_utf8(&self.scratch) {
-            Ok(text) => Ok(Text::Unescaped(text)),
-            Err(_) => Err(bad_utf8(input, start, end).unwrap_or(Error::at(end, input))),
+        if arch::is_utf8(&self.scratch) {
+            // SAFETY: checked just above.
+            return Ok(Text::Unescaped(unsafe {
+                std::str::from_utf8_unchecked(&self.scratch)
+            }));
         }
+        Err(bad_utf8(input, start, end).unwrap_or(Error::at(end, input)))
     }
 
     /// Decodes the escape whose `\` is at `at` onto the scratch buffer;
@@ -304,11 +307,12 @@ fn utf8(input: &[u8], start: usize, end: usize, ascii: bool) -> Result<&str, Syn
         // and ASCII is UTF-8.
         return Ok(unsafe { std::str::from_utf8_unchecked(bytes) });
     }
-    match simdutf8::basic::from_utf8(bytes) {
-        Ok(text) => Ok(text),
-        // The slower check says where the first bad byte is.
-        Err(_) => std::str::from_utf8(bytes).map_err(|e| Error::at(start + e.valid_up_to(), input)),
+    if arch::is_utf8(bytes) {
+        // SAFETY: checked just above.
+        return Ok(unsafe { std::str::from_utf8_unchecked(bytes) });
     }
+    // The slower check says where the first bad byte is.
+    std::str::from_utf8(bytes).map_err(|e| Error::at(start + e.valid_up_to(), input))
 }
 
 /// The value of each hex digit; 0xFF for the bytes that are not one.

@@ -1,12 +1,16 @@
 //! AVX-512: strings with escapes 64 bytes at a time, compared straight
 //! into mask registers, on a CPU that has AVX-512F and BW (and BMI1 and
-//! BMI2); plain text with AVX2's blocks.
+//! BMI2); plain text with AVX2's blocks; and the UTF-8 check, 64 bytes a
+//! step.
 
 use super::super::{generic, Block, Copied, Masks, Run, Special};
 use super::avx2::Avx2;
 use std::arch::x86_64::{
-    _bzhi_u64, _mm512_cmpeq_epi8_mask, _mm512_cmplt_epu8_mask, _mm512_loadu_si512,
-    _mm512_maskz_loadu_epi8, _mm512_movepi8_mask, _mm512_set1_epi8, _mm512_storeu_si512,
+    __m512i, _bzhi_u64, _mm512_alignr_epi64, _mm512_alignr_epi8, _mm512_and_si512,
+    _mm512_broadcast_i32x4, _mm512_cmpeq_epi8_mask, _mm512_cmplt_epu8_mask, _mm512_loadu_si512,
+    _mm512_maskz_loadu_epi8, _mm512_movepi8_mask, _mm512_or_si512, _mm512_set1_epi8,
+    _mm512_setzero_si512, _mm512_shuffle_epi8, _mm512_srli_epi16, _mm512_storeu_si512,
+    _mm512_subs_epu8, _mm512_test_epi8_mask, _mm512_xor_si512, _mm_loadu_si128,
 };
 
 /// AVX-512F and BW, and all that [`super::avx2`] needs, whose blocks the
@@ -78,3 +82,147 @@ pub(in super::super) unsafe fn copy_runs<S: Special>(
     // SAFETY: the caller's contract.
     unsafe { generic::copy_runs::<64, Avx512, S>(input, from, out, special) }
 }
+
+/// Whether `bytes` is UTF-8, as `std::str::from_utf8` says, 64 bytes a
+/// step, every block looked at the same way: a branch on whether a block
+/// is ASCII, which text of mixed scripts makes unpredictable, cost more
+/// than the check it saves. This is the lookup method of Keiser and
+/// Lemire ("Validating UTF-8 in less than one instruction per byte",
+/// 2021): each byte's high nibble, and the high and low nibbles of the byte
+/// before it, index three tables of the errors each can take part in, and
+/// a byte is wrong where all three agree on one, or where it is or is not
+/// a continuation byte that the lead byte two or three back calls for.
+///
+/// # Safety
+/// As for [`find_special`].
+#[target_feature(enable = "avx512f,avx512bw,bmi1,bmi2")]
+pub(in super::super) unsafe fn is_utf8(bytes: &[u8]) -> bool {
+    // SAFETY: the caller's contract; every load reads bytes of `bytes`:
+    // a whole block of 64, or the rest of under 64 by a masked load, which
+    // neither reads nor faults on the bytes it leaves out.
+    unsafe {
+        let [first_high, first_low, second_high] =
+            UTF8_TABLES.map(|table| _mm512_broadcast_i32x4(_mm_loadu_si128(table.as_ptr().cast())));
+        let nibble = _mm512_set1_epi8(0x0F);
+        let mut previous = _mm512_setzero_si512();
+        let mut errors = _mm512_setzero_si512();
+        let mut at = 0;
+        loop {
+            let block = match bytes.get(at..).and_then(|rest| rest.first_chunk::<64>()) {
+                Some(block) => _mm512_loadu_si512(block.as_ptr().cast()),
+                None => {
+                    let rest = bytes.get(at..).unwrap_or_default();
+                    let mask = _bzhi_u64(u64::MAX, rest.len().min(63) as u32);
+                    _mm512_maskz_loadu_epi8(mask, rest.as_ptr().cast())
+                }
+            };
+            // The bytes one, two and three places back, across the blocks:
+            // the previous block's last 16 bytes, then all but this
+            // block's last 16, shifted in by lanes of 16.
+            let behind = _mm512_alignr_epi64::<6>(block, previous);
+            let back1 = _mm512_alignr_epi8::<15>(block, behind);
+            let back2 = _mm512_alignr_epi8::<14>(block, behind);
+            let back3 = _mm512_alignr_epi8::<13>(block, behind);
+            let high = |v: __m512i| _mm512_and_si512(_mm512_srli_epi16::<4>(v), nibble);
+            let found = _mm512_and_si512(
+                _mm512_and_si512(
+                    _mm512_shuffle_epi8(first_high, high(back1)),
+                    _mm512_shuffle_epi8(first_low, _mm512_and_si512(back1, nibble)),
+                ),
+                _mm512_shuffle_epi8(second_high, high(block)),
+            );
+            // 0x80 where the byte three back starts four bytes, or the one
+            // two back three: this byte must continue it.
+            let third = _mm512_subs_epu8(back2, _mm512_set1_epi8(0xE0u8.wrapping_sub(0x80) as i8));
+            let fourth = _mm512_subs_epu8(back3, _mm512_set1_epi8(0xF0u8.wrapping_sub(0x80) as i8));
+            let must_continue = _mm512_and_si512(
+                _mm512_or_si512(third, fourth),
+                _mm512_set1_epi8(0x80u8 as i8),
+            );
+            errors = _mm512_or_si512(errors, _mm512_xor_si512(must_continue, found));
+            previous = block;
+            // The last block is one of under 64 bytes, padded with zeros,
+            // or of none: a character cut off at the end is an error at the
+            // zero after it.
+            if at + 64 > bytes.len() {
+                break;
+            }
+            at += 64;
+        }
+        _mm512_test_epi8_mask(errors, errors) == 0
+    }
+}
+
+/// The errors of Keiser and Lemire's tables, one bit each; two share bit
+/// 6, told apart by the byte's own nibble.
+const TOO_SHORT: u8 = 1 << 0;
+const TOO_LONG: u8 = 1 << 1;
+const OVERLONG_3: u8 = 1 << 2;
+const TOO_LARGE: u8 = 1 << 3;
+const SURROGATE: u8 = 1 << 4;
+const OVERLONG_2: u8 = 1 << 5;
+const TOO_LARGE_1000: u8 = 1 << 6;
+const OVERLONG_4: u8 = 1 << 6;
+const TWO_CONTINUATIONS: u8 = 1 << 7;
+/// The errors the byte before's low nibble leaves to the others.
+const CARRY: u8 = TOO_SHORT | TOO_LONG | TWO_CONTINUATIONS;
+const LARGE: u8 = CARRY | TOO_LARGE | TOO_LARGE_1000;
+
+/// By the byte before's high nibble, its low nibble, and the byte's own
+/// high nibble: the errors each allows.
+const UTF8_TABLES: [[u8; 16]; 3] = [
+    [
+        TOO_LONG,
+        TOO_LONG,
+        TOO_LONG,
+        TOO_LONG,
+        TOO_LONG,
+        TOO_LONG,
+        TOO_LONG,
+        TOO_LONG,
+        TWO_CONTINUATIONS,
+        TWO_CONTINUATIONS,
+        TWO_CONTINUATIONS,
+        TWO_CONTINUATIONS,
+        TOO_SHORT | OVERLONG_2,
+        TOO_SHORT,
+        TOO_SHORT | OVERLONG_3 | SURROGATE,
+        TOO_SHORT | TOO_LARGE | TOO_LARGE_1000 | OVERLONG_4,
+    ],
+    [
+        CARRY | OVERLONG_3 | OVERLONG_2 | OVERLONG_4,
+        CARRY | OVERLONG_2,
+        CARRY,
+        CARRY,
+        CARRY | TOO_LARGE,
+        LARGE,
+        LARGE,
+        LARGE,
+        LARGE,
+        LARGE,
+        LARGE,
+        LARGE,
+        LARGE,
+        LARGE | SURROGATE,
+        LARGE,
+        LARGE,
+    ],
+    [
+        TOO_SHORT,
+        TOO_SHORT,
+        TOO_SHORT,
+        TOO_SHORT,
+        TOO_SHORT,
+        TOO_SHORT,
+        TOO_SHORT,
+        TOO_SHORT,
+        TOO_LONG | OVERLONG_2 | TWO_CONTINUATIONS | OVERLONG_3 | TOO_LARGE_1000 | OVERLONG_4,
+        TOO_LONG | OVERLONG_2 | TWO_CONTINUATIONS | OVERLONG_3 | TOO_LARGE,
+        TOO_LONG | OVERLONG_2 | TWO_CONTINUATIONS | SURROGATE | TOO_LARGE,
+        TOO_LONG | OVERLONG_2 | TWO_CONTINUATIONS | SURROGATE | TOO_LARGE,
+        TOO_SHORT,
+        TOO_SHORT,
+        TOO_SHORT,
+        TOO_SHORT,
+    ],
+];
