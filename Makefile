@@ -11,7 +11,8 @@
 #               decoding against that framer followed by jiffy, Elixir's
 #               JSON and the floor (:erlang.binary_to_term/1); large
 #               documents against a dirty scheduler from the start;
-#               encoding against jiffy and Elixir's JSON
+#               encoding against jiffy, Elixir's JSON and the floor
+#               (:erlang.term_to_binary/1)
 #               (BENCH_ONLY=...; BEAM=trixie or forky runs it in that root)
 # make matrix   make test in Debian roots with OTP 27 and 29 (.ci/matrix)
 # make compare REV=<rev>  the framing and decoding rows, now against REV,
