@@ -121,6 +121,12 @@ pub enum WriteError {
     NoMemory,
 }
 
+impl From<InvalidUtf8> for WriteError {
+    fn from(invalid: InvalidUtf8) -> WriteError {
+        WriteError::InvalidUtf8(invalid)
+    }
+}
+
 impl From<TryReserveError> for WriteError {
     fn from(_: TryReserveError) -> WriteError {
         WriteError::NoMemory
@@ -176,11 +182,18 @@ fn check_ascii_in(text: &[u8], escape: Escape) -> Result<usize, InvalidUtf8> {
     };
     let ascii = arch::find_stop(text, 0, stops);
     if ascii < text.len() {
-        check_utf8(&text[ascii..]).map_err(|invalid| InvalidUtf8 {
-            position: ascii + invalid.position,
-        })?;
+        check_utf8_from(text, ascii)?;
     }
     Ok(ascii)
+}
+
+/// [`check_utf8`] of `text[from..]`, the first bad byte's position given
+/// in `text`.
+#[inline]
+fn check_utf8_from(text: &[u8], from: usize) -> Result<(), InvalidUtf8> {
+    check_utf8(&text[from..]).map_err(|invalid| InvalidUtf8 {
+        position: from + invalid.position,
+    })
 }
 
 /// Whether `text` is valid UTF-8, and if not, where it stops being so.
@@ -298,11 +311,7 @@ fn write_checked_in(out: &mut Vec<u8>, text: &[u8], escape: Escape) -> Result<()
     if ascii == text.len() {
         return Ok(());
     }
-    check_utf8(&text[ascii..]).map_err(|invalid| {
-        WriteError::InvalidUtf8(InvalidUtf8 {
-            position: ascii + invalid.position,
-        })
-    })?;
+    check_utf8_from(text, ascii)?;
     Ok(escape_rest(out, text, ascii, escape)?)
 }
 

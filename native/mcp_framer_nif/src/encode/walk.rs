@@ -191,6 +191,15 @@ pub enum Invalid {
     NoMemory(usize),
 }
 
+impl Invalid {
+    /// The string `string`, whose bytes are `text`, is not UTF-8 from
+    /// `invalid` on.
+    fn utf8(string: ErlNifTerm, text: &[u8], invalid: encode::InvalidUtf8) -> Invalid {
+        let byte = text.get(invalid.position).copied().unwrap_or(0);
+        Invalid::Utf8 { string, byte }
+    }
+}
+
 /// An open list or map.
 #[derive(Clone, Copy)]
 enum Frame {
@@ -536,10 +545,8 @@ impl<'a, 'b> Walker<'a, 'b> {
         if !long && text.len() < LONG_STRING {
             return self.short_string(term, text);
         }
-        let ascii = encode::check_ascii(text, escape).map_err(|invalid| Invalid::Utf8 {
-            string: term,
-            byte: text.get(invalid.position).copied().unwrap_or(0),
-        })?;
+        let ascii = encode::check_ascii(text, escape)
+            .map_err(|invalid| Invalid::utf8(term, text, invalid))?;
         // Only a string that may be referenced needs to know now whether
         // the rest is plain; for any other, the copy finds out.
         let plain = match ascii {
@@ -586,11 +593,7 @@ impl<'a, 'b> Walker<'a, 'b> {
                 out.push(b'"');
                 Ok(())
             }
-            Err(WriteError::InvalidUtf8(invalid)) => Err(Invalid::Utf8 {
-                string: term,
-                byte: text.get(invalid.position).copied().unwrap_or(0),
-            }
-            .into()),
+            Err(WriteError::InvalidUtf8(invalid)) => Err(Invalid::utf8(term, text, invalid).into()),
             Err(WriteError::NoMemory) => Err(Invalid::NoMemory(out.len()).into()),
         }
     }
