@@ -320,9 +320,10 @@ pub fn copy_runs<S: Special>(
 }
 
 /// Whether `bytes` is UTF-8: `std::str::from_utf8(bytes).is_ok()`, fast.
-/// Under a block of 64 bytes std's own loop is the quickest; a longer
-/// text goes to the best instruction set's, through a call that the
-/// parser's loop, where most strings need no check, is faster without.
+/// Under a block of 64 bytes it is std's loop, as simdutf8 has it; a
+/// longer text goes to the best instruction set's through a call, not
+/// inlined: the parser's loop, where most strings need no check, ran
+/// progress notifications 0.87x-0.92x with it inlined.
 #[inline(always)]
 pub fn is_utf8(bytes: &[u8]) -> bool {
     if bytes.len() < 64 {
