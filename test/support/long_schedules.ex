@@ -11,6 +11,11 @@ defmodule McpFramer.LongSchedules do
 
   @limit_ms 2
 
+  # The normal schedulers' threads, by name: "1_scheduler" up to OTP 26,
+  # "erts_sched_1" from OTP 27 on. With neither found, nothing is taken
+  # off for waits.
+  @scheduler_thread ~r/^(\d+_scheduler|erts_sched_\d+)\n$/
+
   @spec long_schedules(function()) :: [keyword()]
   def long_schedules(fun) do
     parent = self()
@@ -104,7 +109,7 @@ defmodule McpFramer.LongSchedules do
 
         named =
           for task <- tasks,
-              File.read!(Path.join(task, "comm")) =~ ~r/^\d+_scheduler\n$/,
+              File.read!(Path.join(task, "comm")) =~ @scheduler_thread,
               do: task
 
         threads = Enum.map(named, &Path.basename/1)
