@@ -10,6 +10,7 @@ defmodule McpFramer.LongSchedules do
   # scheduler's thread in the middle of any call).
 
   @limit_ms 2
+  @sample_ms 2
 
   # The normal schedulers' threads, by name: "1_scheduler" up to OTP 26,
   # "erts_sched_1" from OTP 27 on. With neither found, nothing is taken
@@ -42,7 +43,10 @@ defmodule McpFramer.LongSchedules do
 
   # The worker's events until it is done, each long schedule with the
   # samples of the schedulers' waits from before it began to when it was
-  # reported; a sample every 2 ms in between.
+  # reported. A sample is taken each time 2 ms pass with no event, so the
+  # newest is from before any event not yet received: a watch that a busy
+  # machine kept from running learns of a schedule late, and counting back
+  # from now would place its start after it began and miss the wait.
   defp watch(worker, me, monitor, samples, events) do
     receive do
       {^me, :done} ->
@@ -56,16 +60,19 @@ defmodule McpFramer.LongSchedules do
         watch(worker, me, monitor, samples, [{:gc, info[:timeout]} | events])
 
       {:monitor, ^worker, :long_schedule, info} ->
-        {now, _} = last = sample()
-        began = now - info[:timeout] - 1
+        # One sample period more, for an event sent just as that sample
+        # was being taken.
+        [{newest, _} | _] = samples
+        began = newest - info[:timeout] - 1 - @sample_ms
         before = Enum.find(samples, List.last(samples), fn {at, _} -> at <= began end)
-        event = {:schedule, info, os_wait_ms(before, last)}
-        watch(worker, me, monitor, [last | samples], [event | events])
+        event = {:schedule, info, os_wait_ms(before, sample())}
+        watch(worker, me, monitor, samples, [event | events])
 
       {:monitor, _other, _event, _info} ->
         watch(worker, me, monitor, samples, events)
     after
-      2 -> watch(worker, me, monitor, [sample() | Enum.take(samples, 2000)], events)
+      @sample_ms ->
+        watch(worker, me, monitor, [sample() | Enum.take(samples, 2000)], events)
     end
   end
 
@@ -97,9 +104,13 @@ defmodule McpFramer.LongSchedules do
     {System.monotonic_time(:millisecond), waits}
   end
 
-  # The most any normal scheduler's thread waited between two samples.
+  # The most any normal scheduler's thread waited between two samples, in
+  # ms to the microsecond: a schedule's time is given in whole ms, rounded
+  # down, and a wait rounded down as well would leave up to a millisecond
+  # of it standing as a stall.
   defp os_wait_ms({_, before}, {_, last}) do
-    Enum.zip_with(last, before, &(&1 - &2)) |> Enum.max(fn -> 0 end) |> div(1_000_000)
+    ns = Enum.zip_with(last, before, &(&1 - &2)) |> Enum.max(fn -> 0 end)
+    div(ns, 1000) / 1000
   end
 
   defp scheduler_threads do
