@@ -325,6 +325,22 @@ defmodule McpFramer.EncodeTest do
       end
     end
 
+    test "a long string's first invalid byte is found wherever it is, escapes or none" do
+      for body <- [String.duplicate("é\"x", 3000), String.duplicate("é", 5000)],
+          at <- [0, 511, 512, 4607, 4608, byte_size(body) - 2],
+          {bad, byte} <- [{<<0xFF>>, 0xFF}, {<<0xC3, ?(>>, 0xC3}] do
+        # Cut where a character starts, so that the bad bytes come first.
+        at = if at > 0 and :binary.at(body, at) in 0x80..0xBF, do: at - 1, else: at
+        string = binary_part(body, 0, at) <> bad <> binary_part(body, at, byte_size(body) - at)
+        error = error(%{"k" => [string]})
+        assert {error.reason, error.byte} == {:invalid_byte, byte}
+
+        for mode <- [:unicode_safe, :javascript_safe, :html_safe] do
+          assert error(string, escape: mode).byte == byte
+        end
+      end
+    end
+
     test "a key that is not UTF-8 is an error too" do
       assert error(%{<<0xFF>> => 1}).value == <<0xFF>>
     end

@@ -112,4 +112,38 @@ proptest! {
         let written = write_checked(&mut Vec::new(), &bytes, escape);
         prop_assert_eq!(written, expected.map(|_| ()).map_err(WriteError::InvalidUtf8));
     }
+
+}
+
+// Past its first 512 bytes, the rest of a string is checked and escaped
+// a segment of about 4 KiB at a time, each ending where a character
+// starts: long strings, with characters of every length across those
+// boundaries, and bad bytes in any segment.
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn a_long_string_is_escaped_across_its_segments_as_the_reference_escapes_it(
+        prefix in 0usize..600,
+        chars in prop::collection::vec(character(), 0..4000),
+        escape in escape(),
+    ) {
+        let text: String = "p".repeat(prefix) + &chars.into_iter().collect::<String>();
+        prop_assert_eq!(ours(&text, escape), reference(&text, escape));
+    }
+
+    #[test]
+    fn the_first_invalid_byte_of_a_long_string_is_where_std_stops(
+        chars in prop::collection::vec(character(), 500..4000),
+        bad in prop::sample::select(vec![0x80u8, 0xBF, 0xC0, 0xC2, 0xE2, 0xED, 0xF0, 0xF4, 0xFF]),
+        at in any::<prop::sample::Index>(),
+        escape in escape(),
+    ) {
+        let mut bytes = chars.into_iter().collect::<String>().into_bytes();
+        let at = at.index(bytes.len());
+        bytes[at] = bad;
+        let expected = std::str::from_utf8(&bytes).map_err(|e| InvalidUtf8 { position: e.valid_up_to() });
+        let written = write_checked(&mut Vec::new(), &bytes, escape);
+        prop_assert_eq!(written, expected.map(|_| ()).map_err(WriteError::InvalidUtf8));
+    }
 }

@@ -18,6 +18,8 @@
 //!   or stops: a string with escapes.
 //! * [`is_utf8`]: whether text is UTF-8, for both; AVX-512 has its own,
 //!   others simdutf8's.
+//! * [`prefetch`]: for the encoder, a hint to fetch text that a slower
+//!   loop reaches next.
 //! * [`find_stop`]: for the encoder, the first byte from a position that
 //!   one escape mode's [`Stops`] hold for.
 //! * [`copy_to_stop`]: for the encoder, copies string text onto a buffer
@@ -335,6 +337,26 @@ pub fn is_utf8(bytes: &[u8]) -> bool {
 #[inline(never)]
 fn is_long_utf8(bytes: &[u8]) -> bool {
     Isa::best().is_utf8(bytes)
+}
+
+/// Asks the CPU to bring `bytes` into its caches, a 64-byte line at a
+/// time, without waiting for them: for text that a slower loop reaches
+/// later, whose reads would otherwise wait for memory. A hint, with no
+/// effect on any result; nothing elsewhere.
+#[inline(always)]
+pub fn prefetch(bytes: &[u8]) {
+    #[cfg(target_arch = "x86_64")]
+    for line in bytes.chunks(64) {
+        // SAFETY: SSE is part of x86-64, and a prefetch reads nothing the
+        // program sees; the address is in `bytes`.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                line.as_ptr().cast(),
+            )
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = bytes;
 }
 
 /// The first index from `from` on whose byte `stops` holds, or

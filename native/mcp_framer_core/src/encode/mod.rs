@@ -11,7 +11,7 @@ pub mod escape;
 pub mod number;
 
 pub use escape::{
-    check, check_ascii, check_utf8, first_escape, write_checked, write_escaped, write_plain,
-    Escape, InvalidUtf8, WriteError,
+    check, check_ascii, check_utf8, check_utf8_from, first_escape, plain_ascii, write_checked,
+    write_checked_from, write_escaped, write_plain, Escape, InvalidUtf8, WriteError,
 };
 pub use number::{write_big_integer, write_float, write_integer, write_unsigned};

@@ -545,15 +545,16 @@ impl<'a, 'b> Walker<'a, 'b> {
         if !long && text.len() < LONG_STRING {
             return self.short_string(term, text);
         }
-        let ascii = encode::check_ascii(text, escape)
-            .map_err(|invalid| Invalid::utf8(term, text, invalid))?;
-        // Only a string that may be referenced needs to know now whether
-        // the rest is plain; for any other, the copy finds out.
+        // The ASCII prefix that needs no escape: all of a plain ASCII
+        // string. Past it the text is checked as it is written, but a
+        // string that may be referenced is looked at whole first.
+        let ascii = encode::plain_ascii(text, escape);
         let plain = match ascii {
             _ if ascii == text.len() || !long => ascii,
             _ => encode::first_escape(text, ascii, escape),
         };
         if plain == text.len() && long {
+            encode::check_utf8_from(text, ascii).map_err(|e| Invalid::utf8(term, text, e))?;
             let out = &mut self.buffers.out;
             out.push(b'"');
             self.buffers.pieces.push((out.len(), term));
@@ -566,19 +567,23 @@ impl<'a, 'b> Walker<'a, 'b> {
         }
         let out = &mut self.buffers.out;
         // The quotes, and what `write_plain` stores past a short string.
-        let grown = out.try_reserve(text.len() + 10);
-        grown
-            .and_then(|()| {
-                out.push(b'"');
-                if plain == text.len() {
-                    encode::write_plain(out, text);
-                } else {
-                    encode::write_escaped(out, text, plain, escape)?;
+        out.try_reserve(text.len() + 10)
+            .map_err(|_| Invalid::NoMemory(out.len()))?;
+        out.push(b'"');
+        if ascii == text.len() {
+            encode::write_plain(out, text);
+        } else {
+            out.extend_from_slice(&text[..ascii]);
+            match encode::write_checked_from(out, text, ascii, escape) {
+                Ok(()) => {}
+                Err(WriteError::InvalidUtf8(invalid)) => {
+                    return Err(Invalid::utf8(term, text, invalid).into())
                 }
-                out.push(b'"');
-                Ok(())
-            })
-            .map_err(|_| Invalid::NoMemory(out.len()).into())
+                Err(WriteError::NoMemory) => return Err(Invalid::NoMemory(out.len()).into()),
+            }
+        }
+        out.push(b'"');
+        Ok(())
     }
 
     /// Writes a string that is not to be referenced, in one pass over its
