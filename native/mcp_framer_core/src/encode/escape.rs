@@ -357,8 +357,8 @@ pub fn write_checked_from(
 /// text rows of `make bench` two thirds of its samples sat on its load,
 /// and it took 17% of the encoding's time. Now each segment's lines are
 /// fetched while the one before it is escaped, and only the short first
-/// segment's check waits (7%; the row 1.05x-1.2x as fast in alternating
-/// runs).
+/// segment's check waits (7%; the row 1.04x-1.11x as fast in alternating
+/// runs of `make bench BENCH_ONLY="encode text"`).
 #[inline(always)]
 fn checked_rest(
     out: &mut Vec<u8>,
