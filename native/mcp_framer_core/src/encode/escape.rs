@@ -16,6 +16,20 @@
 use crate::arch::{self, Stops};
 use std::collections::TryReserveError;
 
+/// `f(args, mode)` for `escape`, the mode a constant in each arm: each
+/// mode gets its own copy of `f`, with its bytes to stop at constants in
+/// the scans.
+macro_rules! by_mode {
+    ($escape:expr, $f:ident($($arg:expr),*)) => {
+        match $escape {
+            Escape::Json => $f($($arg,)* Escape::Json),
+            Escape::UnicodeSafe => $f($($arg,)* Escape::UnicodeSafe),
+            Escape::JavascriptSafe => $f($($arg,)* Escape::JavascriptSafe),
+            Escape::HtmlSafe => $f($($arg,)* Escape::HtmlSafe),
+        }
+    };
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Escape {
     Json,
@@ -141,13 +155,7 @@ impl From<TryReserveError> for WriteError {
 /// escaped or past ASCII, finds that out, and only the rest is checked.
 #[inline]
 pub fn check(text: &[u8], escape: Escape) -> Result<usize, InvalidUtf8> {
-    // Each mode's own copy, its bytes to stop at constants in the scan.
-    match escape {
-        Escape::Json => check_in(text, Escape::Json),
-        Escape::UnicodeSafe => check_in(text, Escape::UnicodeSafe),
-        Escape::JavascriptSafe => check_in(text, Escape::JavascriptSafe),
-        Escape::HtmlSafe => check_in(text, Escape::HtmlSafe),
-    }
+    by_mode!(escape, check_in(text))
 }
 
 #[inline(always)]
@@ -166,12 +174,7 @@ fn check_in(text: &[u8], escape: Escape) -> Result<usize, InvalidUtf8> {
 /// pass.
 #[inline]
 pub fn check_ascii(text: &[u8], escape: Escape) -> Result<usize, InvalidUtf8> {
-    match escape {
-        Escape::Json => check_ascii_in(text, Escape::Json),
-        Escape::UnicodeSafe => check_ascii_in(text, Escape::UnicodeSafe),
-        Escape::JavascriptSafe => check_ascii_in(text, Escape::JavascriptSafe),
-        Escape::HtmlSafe => check_ascii_in(text, Escape::HtmlSafe),
-    }
+    by_mode!(escape, check_ascii_in(text))
 }
 
 #[inline(always)]
@@ -188,12 +191,7 @@ fn check_ascii_in(text: &[u8], escape: Escape) -> Result<usize, InvalidUtf8> {
 /// checked.
 #[inline]
 pub fn plain_ascii(text: &[u8], escape: Escape) -> usize {
-    match escape {
-        Escape::Json => plain_ascii_in(text, Escape::Json),
-        Escape::UnicodeSafe => plain_ascii_in(text, Escape::UnicodeSafe),
-        Escape::JavascriptSafe => plain_ascii_in(text, Escape::JavascriptSafe),
-        Escape::HtmlSafe => plain_ascii_in(text, Escape::HtmlSafe),
-    }
+    by_mode!(escape, plain_ascii_in(text))
 }
 
 #[inline(always)]
@@ -280,13 +278,7 @@ pub fn write_escaped(
     plain: usize,
     escape: Escape,
 ) -> Result<(), TryReserveError> {
-    // Each mode's own copy, as in `check`.
-    match escape {
-        Escape::Json => write_escaped_in(out, text, plain, Escape::Json),
-        Escape::UnicodeSafe => write_escaped_in(out, text, plain, Escape::UnicodeSafe),
-        Escape::JavascriptSafe => write_escaped_in(out, text, plain, Escape::JavascriptSafe),
-        Escape::HtmlSafe => write_escaped_in(out, text, plain, Escape::HtmlSafe),
-    }
+    by_mode!(escape, write_escaped_in(out, text, plain))
 }
 
 #[inline(always)]
@@ -309,13 +301,7 @@ fn write_escaped_in(
 /// where it ends; only the rest is checked and escaped. On an error,
 /// `out` holds part of the text.
 pub fn write_checked(out: &mut Vec<u8>, text: &[u8], escape: Escape) -> Result<(), WriteError> {
-    // Each mode's own copy, as in `check`.
-    match escape {
-        Escape::Json => write_checked_in(out, text, Escape::Json),
-        Escape::UnicodeSafe => write_checked_in(out, text, Escape::UnicodeSafe),
-        Escape::JavascriptSafe => write_checked_in(out, text, Escape::JavascriptSafe),
-        Escape::HtmlSafe => write_checked_in(out, text, Escape::HtmlSafe),
-    }
+    by_mode!(escape, write_checked_in(out, text))
 }
 
 #[inline(always)]
@@ -341,13 +327,7 @@ pub fn write_checked_from(
     from: usize,
     escape: Escape,
 ) -> Result<(), WriteError> {
-    // Each mode's own copy, as in `check`.
-    match escape {
-        Escape::Json => checked_rest(out, text, from, Escape::Json),
-        Escape::UnicodeSafe => checked_rest(out, text, from, Escape::UnicodeSafe),
-        Escape::JavascriptSafe => checked_rest(out, text, from, Escape::JavascriptSafe),
-        Escape::HtmlSafe => checked_rest(out, text, from, Escape::HtmlSafe),
-    }
+    by_mode!(escape, checked_rest(out, text, from))
 }
 
 /// The rest of a string checked and escaped, a long one a segment at a
@@ -382,13 +362,7 @@ fn checked_segments(
     from: usize,
     escape: Escape,
 ) -> Result<(), WriteError> {
-    // Each mode's own copy, as in `check`.
-    match escape {
-        Escape::Json => checked_segments_in(out, text, from, Escape::Json),
-        Escape::UnicodeSafe => checked_segments_in(out, text, from, Escape::UnicodeSafe),
-        Escape::JavascriptSafe => checked_segments_in(out, text, from, Escape::JavascriptSafe),
-        Escape::HtmlSafe => checked_segments_in(out, text, from, Escape::HtmlSafe),
-    }
+    by_mode!(escape, checked_segments_in(out, text, from))
 }
 
 #[inline(always)]
