@@ -198,6 +198,15 @@ impl Invalid {
         let byte = text.get(invalid.position).copied().unwrap_or(0);
         Invalid::Utf8 { string, byte }
     }
+
+    /// What stopped writing `string`, whose bytes are `text`, onto a
+    /// buffer `written` bytes long.
+    fn write(string: ErlNifTerm, text: &[u8], error: WriteError, written: usize) -> Invalid {
+        match error {
+            WriteError::InvalidUtf8(invalid) => Invalid::utf8(string, text, invalid),
+            WriteError::NoMemory => Invalid::NoMemory(written),
+        }
+    }
 }
 
 /// An open list or map.
@@ -574,13 +583,8 @@ impl<'a, 'b> Walker<'a, 'b> {
             encode::write_plain(out, text);
         } else {
             out.extend_from_slice(&text[..ascii]);
-            match encode::write_checked_from(out, text, ascii, escape) {
-                Ok(()) => {}
-                Err(WriteError::InvalidUtf8(invalid)) => {
-                    return Err(Invalid::utf8(term, text, invalid).into())
-                }
-                Err(WriteError::NoMemory) => return Err(Invalid::NoMemory(out.len()).into()),
-            }
+            encode::write_checked_from(out, text, ascii, escape)
+                .map_err(|error| Invalid::write(term, text, error, out.len()))?;
         }
         out.push(b'"');
         Ok(())
@@ -593,14 +597,10 @@ impl<'a, 'b> Walker<'a, 'b> {
         out.try_reserve(text.len() + 2)
             .map_err(|_| Invalid::NoMemory(out.len()))?;
         out.push(b'"');
-        match encode::write_checked(out, text, self.options.escape) {
-            Ok(()) => {
-                out.push(b'"');
-                Ok(())
-            }
-            Err(WriteError::InvalidUtf8(invalid)) => Err(Invalid::utf8(term, text, invalid).into()),
-            Err(WriteError::NoMemory) => Err(Invalid::NoMemory(out.len()).into()),
-        }
+        encode::write_checked(out, text, self.options.escape)
+            .map_err(|error| Invalid::write(term, text, error, out.len()))?;
+        out.push(b'"');
+        Ok(())
     }
 
     fn integer(&mut self, term: ErlNifTerm) -> Result<(), Stop> {
