@@ -8,6 +8,15 @@ defmodule McpFramer.LongSchedules do
   # the terms made) and the time the normal schedulers' threads waited for
   # a CPU meanwhile (on a busy machine the OS may take a core from a
   # scheduler's thread in the middle of any call).
+  #
+  # The VM sends monitor events from a thread of its own, in the order they
+  # happened, but later than the process's own messages: on a busy machine
+  # a long schedule's event came tens of ms after the worker said it was
+  # done, and a watch that stopped there reported no stall. So the worker
+  # gives its scheduler up once its work is done, which sends the event of
+  # the schedule that ended it, and only then says so; the watch then
+  # starts a sentinel that holds a scheduler itself, and stops when the
+  # sentinel's event arrives, after every event of the worker.
 
   @limit_ms 2
   @sample_ms 2
@@ -27,6 +36,7 @@ defmodule McpFramer.LongSchedules do
       spawn_monitor(fn ->
         receive do: (:go -> :ok)
         fun.()
+        :erlang.yield()
         send(parent, {me, :done})
       end)
 
@@ -34,7 +44,8 @@ defmodule McpFramer.LongSchedules do
     # long_gc event; its time is the cost of the terms made, not a stall.
     previous = :erlang.system_monitor(self(), [{:long_schedule, @limit_ms}, {:long_gc, 1}])
     send(worker, :go)
-    events = watch(worker, me, monitor, [sample()], [])
+    watched = %{worker: worker, me: me, monitor: monitor, sentinel: nil}
+    events = watch(watched, [sample()], [])
     restore(previous)
     stalls(Enum.reverse(events), 0, [])
   end
@@ -49,6 +60,8 @@ defmodule McpFramer.LongSchedules do
           module <- Application.spec(app, :modules) || [],
           do: Code.ensure_loaded(module)
 
+      McpFramer.Hold.load!()
+
       :persistent_term.put({__MODULE__, :loaded}, true)
     end
   end
@@ -62,17 +75,21 @@ defmodule McpFramer.LongSchedules do
   # newest is from before any event not yet received: a watch that a busy
   # machine kept from running learns of a schedule late, and counting back
   # from now would place its start after it began and miss the wait.
-  defp watch(worker, me, monitor, samples, events) do
+  defp watch(%{worker: worker, me: me, monitor: monitor, sentinel: sentinel} = w, samples, events) do
     receive do
       {^me, :done} ->
         Process.demonitor(monitor, [:flush])
+        sentinel = spawn(fn -> McpFramer.Hold.hold(@limit_ms + 1) end)
+        watch(%{w | sentinel: sentinel}, samples, events)
+
+      {:monitor, ^sentinel, :long_schedule, _info} ->
         events
 
       {:DOWN, ^monitor, _, _, reason} ->
         raise "the watched process died: #{inspect(reason)}"
 
       {:monitor, ^worker, :long_gc, info} ->
-        watch(worker, me, monitor, samples, [{:gc, info[:timeout]} | events])
+        watch(w, samples, [{:gc, info[:timeout]} | events])
 
       {:monitor, ^worker, :long_schedule, info} ->
         # One sample period more, for an event sent just as that sample
@@ -81,13 +98,13 @@ defmodule McpFramer.LongSchedules do
         began = newest - info[:timeout] - 1 - @sample_ms
         before = Enum.find(samples, List.last(samples), fn {at, _} -> at <= began end)
         event = {:schedule, info, os_wait_ms(before, sample())}
-        watch(worker, me, monitor, samples, [event | events])
+        watch(w, samples, [event | events])
 
       {:monitor, _other, _event, _info} ->
-        watch(worker, me, monitor, samples, events)
+        watch(w, samples, events)
     after
       @sample_ms ->
-        watch(worker, me, monitor, [sample() | Enum.take(samples, 2000)], events)
+        watch(w, [sample() | Enum.take(samples, 2000)], events)
     end
   end
 
