@@ -148,17 +148,23 @@ pub fn copy_to_stop(text: &[u8], from: usize, stops: Stops, out: &mut Vec<u8>) -
 #[inline]
 pub fn newline_mask(bytes: &[u8], at: usize) -> u64 {
     let rest = bytes.get(at..).unwrap_or_default();
-    match rest.first_chunk::<64>() {
-        Some(block) => lane_newlines(block),
-        None => {
-            // The last, short block: whole lanes, then byte by byte.
-            let lanes = rest.len() & !15;
-            let tail = rest[lanes..].iter().enumerate();
-            tail.fold(lane_newlines(&rest[..lanes]), |mask, (i, &b)| {
-                mask | (u64::from(b == b'\n') << (lanes + i))
-            })
-        }
+    if let Some(block) = rest.first_chunk::<64>() {
+        return lane_newlines(block);
     }
+    // The last, short block: the slice's last 64 bytes, which overlap the
+    // block before, shifted down to `at` (past the end, nothing is left).
+    // `at` is past their start, or `rest` would hold a whole block.
+    if let Some(last) = bytes.last_chunk::<64>() {
+        let before = at - (bytes.len() - 64);
+        let shift = u32::try_from(before).unwrap_or(u32::MAX);
+        return lane_newlines(last).checked_shr(shift).unwrap_or(0);
+    }
+    // A slice shorter than a block: whole lanes, then byte by byte.
+    let lanes = rest.len() & !15;
+    let tail = rest[lanes..].iter().enumerate();
+    tail.fold(lane_newlines(&rest[..lanes]), |mask, (i, &b)| {
+        mask | (u64::from(b == b'\n') << (lanes + i))
+    })
 }
 
 /// `newline_mask` for the whole 16-byte lanes of `block` (at most 64 bytes).
