@@ -123,8 +123,11 @@ defmodule McpFramer do
   into place a slice per call (on a dirty scheduler when over a mebibyte
   of the message is in its last chunk), and long runs of messages are
   returned in parts, so the process can be descheduled in between. Each
-  call reports the time it took to the scheduler, so a process that feeds
-  many chunks in a row is preempted like any other. Each byte fed is
+  call reports the time it took to the scheduler, measured, or estimated
+  from its size where reading the clock would cost a noticeable part of
+  the call (a small chunk, a document of up to 4 KiB that does no more
+  work than its size predicts), so a process that feeds many chunks in a
+  row is preempted like any other. Each byte fed is
   searched for newlines once, apart from a short re-search of the chunk
   that completes a message of over a mebibyte.
   """

@@ -122,6 +122,32 @@ defmodule McpFramer.SchedulerTest do
     test "large messages of every shape in a row, on fresh memory" do
       assert_fair(&decode_jobs/0, &run_decode_jobs/1)
     end
+
+    # A small document may be decoded without reading the clock, its time
+    # then estimated from its size, or measured from when its parse asks
+    # for more time: either way the call reports it, and a process that
+    # decodes one after another is preempted by it. Four 1000-digit
+    # integers make few terms, whose collections would preempt it too, and
+    # cost as much as 4 KiB of any JSON.
+    test "small slow documents one per call, many in a row, are preempted by the time they report" do
+      assert_fair(fn -> small_slow_documents("") end, fn documents ->
+        for document <- documents, do: {:ok, _} = McpFramer.JSON.decode(document)
+      end)
+    end
+
+    test "small slow messages one per chunk, many in a row, are preempted by the time they report" do
+      assert_fair(fn -> small_slow_documents("\n") end, fn chunks ->
+        true = count_items(McpFramer.new(decode: :json), chunks) == length(chunks)
+      end)
+    end
+  end
+
+  # Each a binary of its own, under 4 KiB.
+  defp small_slow_documents(ending) do
+    for i <- 1..3000 do
+      integers = for j <- 1..4, do: [Integer.to_string(i * 4 + j), :binary.copy("7", 995)]
+      IO.iodata_to_binary(["[", Enum.intersperse(integers, ","), "]", ending])
+    end
   end
 
   defp decode_jobs do

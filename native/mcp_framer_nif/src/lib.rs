@@ -178,9 +178,6 @@ fn frame<'a>(
     } = state;
     let max_messages = time.max_messages(decoder.is_some());
     let limits = decoder.as_ref().and(time.limits());
-    if limits.is_some() {
-        time.start_clock();
-    }
     let mut left_dirty = false;
     let mut copying = false;
     let mut needs_dirty = false;

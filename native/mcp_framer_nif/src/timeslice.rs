@@ -17,9 +17,12 @@
 //!   of a large message's held bytes; one whose part in the chunk is longer
 //!   than that is copied on a dirty scheduler.
 //! * The clock starts only for work whose time a byte count does not
-//!   predict: a large chunk, a copy of held bytes, a decode. A small chunk
-//!   searched without a copy is estimated instead: reading the clock costs
-//!   as much as such a call.
+//!   predict: a large chunk, a copy of held bytes, a long document, and
+//!   whatever work asks for more time than it was given (the parser's fuel,
+//!   the builder's units). The rest is estimated from its bytes: reading the
+//!   clock twice costs as much as searching a small chunk, and a few
+//!   percent of decoding a small document. A clock that starts late counts
+//!   the work before it as estimated.
 //! * On the way out the call reports its time to the scheduler, once
 //!   (`enif_consume_timeslice`; a no-op on a dirty scheduler).
 //!
@@ -81,6 +84,16 @@ pub const FUEL_STEP: usize = 2048;
 
 /// The time a unit of the parser's fuel stands for.
 const FUEL_UNIT_PICOS: u64 = 2500;
+
+/// A document this short is decoded without starting the clock: until
+/// its parse asks for more fuel ([`FUEL_STEP`], about 5 us) or its builder
+/// looks at the clock ([`CHECK_UNITS`]), it does no more work than its
+/// size predicts, and either starts the clock.
+const UNTIMED_DOCUMENT_MAX: usize = 4 * 1024;
+
+/// What decoding a byte of such a document is taken to cost: small MCP
+/// messages decode at about 250 MB/s, framing and the call included.
+const DECODE_PICOS_PER_BYTE: u64 = 5000;
 
 /// A document this long has its pace watched, so that one that cannot
 /// finish in time goes to a dirty scheduler at once, not when the time has
@@ -187,10 +200,13 @@ impl Timeslice {
     }
 
     /// Starts the clock, if it has not started: the work about to begin is
-    /// not predicted by a byte count.
+    /// not predicted by a byte count. The work before it is taken to have
+    /// cost its estimate, so the clock starts that much earlier.
     pub fn start_clock(&self) {
         if self.started.get().is_none() {
-            self.started.set(Some(Instant::now()));
+            let now = Instant::now();
+            let before = Duration::from_nanos(self.estimated_nanos());
+            self.started.set(Some(now.checked_sub(before).unwrap_or(now)));
         }
     }
 
@@ -279,10 +295,15 @@ impl Timeslice {
         Err(OutOfTime)
     }
 
-    /// A document of `length` bytes starts decoding; a long one has its
-    /// pace watched.
+    /// A document of `length` bytes starts decoding: a short one is
+    /// estimated from its length, a longer one timed, and a long one has
+    /// its pace watched.
     pub fn begin_document(&self, length: usize) {
-        self.start_clock();
+        if length <= UNTIMED_DOCUMENT_MAX {
+            self.count_work(length as u64 * DECODE_PICOS_PER_BYTE / 1000);
+        } else {
+            self.start_clock();
+        }
         let paced = (length >= PACED_MIN).then(|| (Instant::now(), length));
         self.document.set(paced);
     }
@@ -321,16 +342,20 @@ impl Timeslice {
     }
 
     /// What the call took, in nanoseconds: measured if the clock ran, else
-    /// estimated, generously, from its bytes and messages.
+    /// estimated.
     fn used_nanos(&self) -> u64 {
         match self.started.get() {
             Some(started) => u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX),
-            None => {
-                let chunk = self.chunk as u64 * SEARCH_PICOS_PER_BYTE / 1000;
-                let messages = MESSAGE_NANOS * self.messages.get() as u64;
-                CALL_NANOS + chunk + messages + self.work_nanos.get()
-            }
+            None => self.estimated_nanos(),
         }
+    }
+
+    /// What the call's work so far is estimated, generously, to have cost:
+    /// from its bytes, its messages and the work it counted.
+    fn estimated_nanos(&self) -> u64 {
+        let chunk = self.chunk as u64 * SEARCH_PICOS_PER_BYTE / 1000;
+        let messages = MESSAGE_NANOS * self.messages.get() as u64;
+        CALL_NANOS + chunk + messages + self.work_nanos.get()
     }
 
     /// Reports the call's time to the scheduler, as it returns. Time below
