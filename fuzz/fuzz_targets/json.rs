@@ -129,7 +129,7 @@ fuzz_target!(|input: &[u8]| {
 });
 
 /// For the copying of runs: `\` and any byte but `!` decode to one to
-/// four copies of it, `\u` taking four bytes more and `\p` ten, whatever
+/// four copies of it plus one, `\u` taking four bytes more and `\p` ten, whatever
 /// they are; anything else stops the copying.
 #[derive(Clone, Copy)]
 struct Letters;
@@ -147,9 +147,27 @@ impl Special for Letters {
             };
         (letter != b'!' && next <= input.len()).then_some(Decoded {
             next,
-            bytes: [letter; 4],
+            bytes: [letter.wrapping_add(1); 4],
             length: 1 + usize::from(letter % 4),
         })
+    }
+
+    /// The letters that `at` decodes to one byte, the letter plus one:
+    /// those whose value is a multiple of four, but for `p`.
+    const SIMPLE: [u8; 128] = {
+        let mut table = [0; 128];
+        let mut letter = 0;
+        while letter < 128 {
+            if letter % 4 == 0 && letter != b'p' {
+                table[letter as usize] = letter + 1;
+            }
+            letter += 1;
+        }
+        table
+    };
+
+    fn simple(&mut self, escapes: u64, _at: usize) -> u64 {
+        escapes
     }
 }
 

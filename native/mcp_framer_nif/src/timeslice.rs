@@ -206,7 +206,8 @@ impl Timeslice {
         if self.started.get().is_none() {
             let now = Instant::now();
             let before = Duration::from_nanos(self.estimated_nanos());
-            self.started.set(Some(now.checked_sub(before).unwrap_or(now)));
+            self.started
+                .set(Some(now.checked_sub(before).unwrap_or(now)));
         }
     }
 

@@ -288,7 +288,7 @@ pub(super) unsafe fn copy_to_stop<const N: usize, B: Scan<N>>(
 ///
 /// Invariants: `pointer` and `capacity` are the `Vec`'s, `length <=
 /// capacity`, and the bytes below `length` are initialized.
-struct Writer<'a> {
+pub(super) struct Writer<'a> {
     out: &'a mut Vec<u8>,
     pointer: *mut u8,
     length: usize,
@@ -328,7 +328,7 @@ impl Room<'_, '_> {
 
 impl<'a> Writer<'a> {
     #[inline(always)]
-    fn new(out: &'a mut Vec<u8>) -> Self {
+    pub(super) fn new(out: &'a mut Vec<u8>) -> Self {
         Writer {
             pointer: out.as_mut_ptr(),
             length: out.len(),
@@ -357,9 +357,34 @@ impl<'a> Writer<'a> {
         Put(self)
     }
 
+    /// Where `additional` bytes may be written past the length, room for
+    /// them made; [`Writer::count`] counts them.
+    #[inline(always)]
+    pub(super) fn room(&mut self, additional: usize) -> *mut u8 {
+        self.reserve(additional);
+        // SAFETY: the room was just made, within the allocation.
+        unsafe { self.pointer.add(self.length) }
+    }
+
+    /// Counts `length` bytes past the length as written.
+    ///
+    /// # Safety
+    /// They were, in the room [`Writer::room`] made.
+    #[inline(always)]
+    pub(super) unsafe fn count(&mut self, length: usize) {
+        self.length += length;
+    }
+
+    /// Appends what an escape decoded to.
+    #[inline(always)]
+    pub(super) fn push(&mut self, decoded: Decoded) {
+        self.reserve(4);
+        Room(self).push(decoded);
+    }
+
     /// Gives the `Vec` its length.
     #[inline(always)]
-    fn finish(self) {
+    pub(super) fn finish(self) {
         // SAFETY: the invariants: the bytes below `length` were written,
         // within the capacity.
         unsafe { self.out.set_len(self.length) };

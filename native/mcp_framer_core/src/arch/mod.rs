@@ -29,7 +29,9 @@
 //! instruction set the CPU has ([`Isa::best`]): blocks of 16 bytes with
 //! SSE2 or the portable twin (8 for [`find_stop`]'s), 32 with AVX2, and
 //! with AVX-512 64 for [`copy_runs`] and AVX2's 32 for the scans (see
-//! `x86_64::avx512`). The loops are written once, in `generic`, over a
+//! `x86_64::avx512`). Where AVX-512 has VBMI and VBMI2 too, [`copy_runs`]
+//! decodes a block's one-byte escapes all at once, by the table of its
+//! [`Special`]. The loops are written once, in `generic`, over a
 //! `Block` or a `Scan` of each instruction set; each instruction set's
 //! module instantiates them inside a function compiled for it. `unsafe` is
 //! confined to those modules and to the calls below that only a detected
@@ -67,6 +69,22 @@ pub trait Special: Copy {
     /// or `at` is `input.len()`. Decode what starts there, or return
     /// `None` to stop there.
     fn at(&mut self, input: &[u8], at: usize) -> Option<Decoded>;
+
+    /// The escapes of one byte, by the letter after the `\`: what `at`
+    /// decodes that escape to, wherever it is, or 0 for a letter whose
+    /// escape `at` decodes otherwise, or refuses. A loop may decode these
+    /// escapes many at a time by the table, as [`Special::simple`] allows.
+    const SIMPLE: [u8; 128] = [0; 128];
+
+    /// Escapes of [`Special::SIMPLE`] that a loop is about to decode by the
+    /// table, a bit for the `\` of each: bit `i` for `input[at + i]`.
+    /// Returns the first of them, as many as `at` would decode in a row,
+    /// counted as `at` counts them; the loop stops at the first left out
+    /// and asks `at` about it.
+    fn simple(&mut self, escapes: u64, at: usize) -> u64 {
+        let _ = (escapes, at);
+        0
+    }
 }
 
 /// What a [`Special`] decoded: `bytes[..length]`, 1 to 4 of them, and
@@ -167,6 +185,8 @@ enum Kind {
     Avx2,
     #[cfg(target_arch = "x86_64")]
     Avx512,
+    #[cfg(target_arch = "x86_64")]
+    Avx512Vbmi2,
 }
 
 /// The best [`Kind`] as a `u8`, 0 until it is detected.
@@ -185,6 +205,8 @@ impl Isa {
     pub fn best() -> Isa {
         match BEST.load(Ordering::Relaxed) {
             0 => Isa::detect(),
+            #[cfg(target_arch = "x86_64")]
+            5 => Isa(Kind::Avx512Vbmi2),
             #[cfg(target_arch = "x86_64")]
             4 => Isa(Kind::Avx512),
             #[cfg(target_arch = "x86_64")]
@@ -213,6 +235,9 @@ impl Isa {
             if x86_64::avx512::detected() {
                 all.push(Isa(Kind::Avx512));
             }
+            if x86_64::avx512::vbmi2_detected() {
+                all.push(Isa(Kind::Avx512Vbmi2));
+            }
             all
         }
         #[cfg(not(target_arch = "x86_64"))]
@@ -228,6 +253,8 @@ impl Isa {
             Kind::Avx2 => "avx2",
             #[cfg(target_arch = "x86_64")]
             Kind::Avx512 => "avx512",
+            #[cfg(target_arch = "x86_64")]
+            Kind::Avx512Vbmi2 => "avx512vbmi2",
         }
     }
 
@@ -243,7 +270,9 @@ impl Isa {
             Kind::Avx2 => unsafe { x86_64::avx2::find_special(input, from) },
             // SAFETY: as above.
             #[cfg(target_arch = "x86_64")]
-            Kind::Avx512 => unsafe { x86_64::avx512::find_special(input, from) },
+            Kind::Avx512 | Kind::Avx512Vbmi2 => unsafe {
+                x86_64::avx512::find_special(input, from)
+            },
         }
     }
 
@@ -266,6 +295,11 @@ impl Isa {
             // SAFETY: as above.
             #[cfg(target_arch = "x86_64")]
             Kind::Avx512 => unsafe { x86_64::avx512::copy_runs(input, from, out, special) },
+            // SAFETY: as above.
+            #[cfg(target_arch = "x86_64")]
+            Kind::Avx512Vbmi2 => unsafe {
+                x86_64::avx512::copy_runs_compressed(input, from, out, special)
+            },
         }
     }
 
@@ -280,7 +314,7 @@ impl Isa {
             Kind::Sse2 | Kind::Avx2 => simdutf8::basic::from_utf8(bytes).is_ok(),
             // SAFETY: an `Isa` of this kind is made only where the CPU has it.
             #[cfg(target_arch = "x86_64")]
-            Kind::Avx512 => unsafe { x86_64::avx512::is_utf8(bytes) },
+            Kind::Avx512 | Kind::Avx512Vbmi2 => unsafe { x86_64::avx512::is_utf8(bytes) },
         }
     }
 
@@ -295,7 +329,9 @@ impl Isa {
             // `x86_64::avx512`). SAFETY: an `Isa` of either kind is made
             // only where the CPU has AVX2, BMI1 and BMI2.
             #[cfg(target_arch = "x86_64")]
-            Kind::Avx2 | Kind::Avx512 => unsafe { x86_64::avx2::find_stop(text, from, stops) },
+            Kind::Avx2 | Kind::Avx512 | Kind::Avx512Vbmi2 => unsafe {
+                x86_64::avx2::find_stop(text, from, stops)
+            },
         }
     }
 }

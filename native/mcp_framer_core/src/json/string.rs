@@ -187,6 +187,28 @@ impl arch::Special for Escapes {
         self.escaped += decoded.next - at;
         Some(decoded)
     }
+
+    const SIMPLE: [u8; 128] = {
+        let mut table = [0; 128];
+        let mut letter = 0;
+        while letter < 128 {
+            table[letter] = ESCAPES[letter];
+            letter += 1;
+        }
+        table
+    };
+
+    /// Those that end within the limit: one at bit `i` ends at `at + i + 2`.
+    #[inline(always)]
+    fn simple(&mut self, escapes: u64, at: usize) -> u64 {
+        let room = self.limit.saturating_sub(at + 1);
+        let taken = match u32::try_from(room) {
+            Ok(room @ ..64) => escapes & ((1 << room) - 1),
+            _ => escapes,
+        };
+        self.escaped += 2 * taken.count_ones() as usize;
+        taken
+    }
 }
 
 /// The escape whose `\` is at `at`, and `letter` after it, decoded, if

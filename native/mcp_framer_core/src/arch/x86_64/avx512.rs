@@ -1,14 +1,17 @@
 //! AVX-512: strings with escapes 64 bytes at a time, compared straight
 //! into mask registers, on a CPU that has AVX-512F and BW (and BMI1 and
-//! BMI2); plain text with AVX2's blocks; and the UTF-8 check, 64 bytes a
-//! step.
+//! BMI2), and with VBMI and VBMI2 too, a block's one-byte escapes decoded
+//! all at once; plain text with AVX2's blocks; and the UTF-8 check, 64
+//! bytes a step.
 
-use super::super::{generic, Block, Copied, Masks, Run, Special};
+use super::super::generic::{self, Writer};
+use super::super::{Block, Copied, Masks, Run, Special};
 use super::avx2::Avx2;
 use std::arch::x86_64::{
     __m512i, _bzhi_u64, _mm512_alignr_epi64, _mm512_alignr_epi8, _mm512_and_si512,
     _mm512_broadcast_i32x4, _mm512_cmpeq_epi8_mask, _mm512_cmplt_epu8_mask, _mm512_loadu_si512,
-    _mm512_maskz_loadu_epi8, _mm512_movepi8_mask, _mm512_or_si512, _mm512_set1_epi8,
+    _mm512_mask_blend_epi8, _mm512_maskz_compress_epi8, _mm512_maskz_loadu_epi8,
+    _mm512_movepi8_mask, _mm512_or_si512, _mm512_permutex2var_epi8, _mm512_set1_epi8,
     _mm512_setzero_si512, _mm512_shuffle_epi8, _mm512_srli_epi16, _mm512_storeu_si512,
     _mm512_subs_epu8, _mm512_test_epi8_mask, _mm512_xor_si512, _mm_loadu_si128,
 };
@@ -19,6 +22,11 @@ pub(in super::super) fn detected() -> bool {
     is_x86_feature_detected!("avx512f")
         && is_x86_feature_detected!("avx512bw")
         && super::avx2::detected()
+}
+
+/// And AVX-512 VBMI and VBMI2, for [`copy_runs_compressed`].
+pub(in super::super) fn vbmi2_detected() -> bool {
+    is_x86_feature_detected!("avx512vbmi") && is_x86_feature_detected!("avx512vbmi2") && detected()
 }
 
 struct Avx512;
@@ -81,6 +89,121 @@ pub(in super::super) unsafe fn copy_runs<S: Special>(
 ) -> Copied {
     // SAFETY: the caller's contract.
     unsafe { generic::copy_runs::<64, Avx512, S>(input, from, out, special) }
+}
+
+/// [`copy_runs`], with a block's escapes of one byte decoded all at once:
+/// the letters after their `\` looked up in [`Special::SIMPLE`] by one
+/// permute, and the `\` squeezed out by one compress, where [`copy_runs`]
+/// decodes one escape at a time, each waiting on the one before. A block
+/// ends early at a quote or a control byte that no `\` escapes, at an
+/// escape the table does not decode (a `\u` escape, or an error), which
+/// `special` is asked about as in [`copy_runs`], and before a run of `\`
+/// that goes on into the next block, or at the first escape that
+/// [`Special::simple`] leaves to `special`. The last block, of under 64
+/// bytes, goes to [`copy_runs`].
+///
+/// # Safety
+/// The CPU has AVX-512F, BW, VBMI and VBMI2, BMI1 and BMI2
+/// ([`vbmi2_detected`]).
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi1,bmi2,popcnt")]
+pub(in super::super) unsafe fn copy_runs_compressed<S: Special>(
+    input: &[u8],
+    from: usize,
+    out: &mut Vec<u8>,
+    special: &mut S,
+) -> Copied {
+    let mut state = *special;
+    let mut writer = Writer::new(out);
+    let mut at = from;
+    let mut high = 0;
+    // SAFETY: the caller's contract. Each load reads the 64 bytes of a
+    // block of `input` or of the table; each store writes 64 bytes into
+    // the room the writer just made, and counts only the bytes it kept.
+    unsafe {
+        let letters_low = _mm512_loadu_si512(S::SIMPLE.as_ptr().cast());
+        let letters_high = _mm512_loadu_si512(S::SIMPLE[64..].as_ptr().cast());
+        while let Some(block) = input.get(at..).and_then(|rest| rest.first_chunk::<64>()) {
+            let bytes = _mm512_loadu_si512(block.as_ptr().cast());
+            let backslash = _mm512_cmpeq_epi8_mask(bytes, _mm512_set1_epi8(b'\\' as i8));
+            let quote = _mm512_cmpeq_epi8_mask(bytes, _mm512_set1_epi8(b'"' as i8));
+            let control = _mm512_cmplt_epu8_mask(bytes, _mm512_set1_epi8(0x20));
+            let above = _mm512_movepi8_mask(bytes);
+            let end = writer.room(64);
+            if backslash | quote | control == 0 {
+                _mm512_storeu_si512(end.cast(), bytes);
+                writer.count(64);
+                high |= above;
+                at += 64;
+                continue;
+            }
+            let escapers = escapers(backslash);
+            let escaped = escapers << 1;
+            // The table has 128 entries: the permute reads a byte's low
+            // seven bits, so a byte of 0x80 or above is no letter of it.
+            let letters = _mm512_permutex2var_epi8(letters_low, bytes, letters_high);
+            let known = _mm512_test_epi8_mask(letters, letters) & !above;
+            let stops =
+                (quote | control) & !escaped | (escaped & !known) >> 1 | last_run_start(backslash);
+            let mut length = stops.trailing_zeros();
+            let escapes = escapers & _bzhi_u64(u64::MAX, length);
+            if escapes != 0 {
+                let taken = state.simple(escapes, at);
+                if taken != escapes {
+                    length = (escapes & !taken).trailing_zeros();
+                }
+            }
+            let keep = _bzhi_u64(u64::MAX, length);
+            let kept = keep & !escapers;
+            let decoded = _mm512_mask_blend_epi8(escaped, bytes, letters);
+            _mm512_storeu_si512(end.cast(), _mm512_maskz_compress_epi8(kept, decoded));
+            writer.count(kept.count_ones() as usize);
+            high |= above & keep;
+            at += length as usize;
+            if length == 64 {
+                continue;
+            }
+            let Some(decoded) = state.at(input, at) else {
+                writer.finish();
+                *special = state;
+                return Copied {
+                    at,
+                    ascii: high == 0,
+                };
+            };
+            writer.push(decoded);
+            at = decoded.next;
+        }
+        writer.finish();
+        let copied = copy_runs(input, at, out, &mut state);
+        *special = state;
+        Copied {
+            at: copied.at,
+            ascii: copied.ascii && high == 0,
+        }
+    }
+}
+
+/// The `\` of a block that start an escape, where the block does not start
+/// inside one: in each run of `\`, the first, the third and so on.
+#[inline(always)]
+fn escapers(backslash: u64) -> u64 {
+    const EVEN: u64 = 0x5555_5555_5555_5555;
+    let starts = backslash & !(backslash << 1);
+    // Adding a run's first bit carries through the run and clears it: the
+    // runs left are those that start at an odd bit.
+    let odd_runs = backslash & backslash.wrapping_add(starts & EVEN);
+    let even_runs = backslash & !odd_runs;
+    even_runs & EVEN | odd_runs & !EVEN
+}
+
+/// The bit where a run of `\` that reaches the block's last byte starts,
+/// if one does: which of its `\` escape what the block cannot tell.
+#[inline(always)]
+fn last_run_start(backslash: u64) -> u64 {
+    match backslash.leading_ones() {
+        0 => 0,
+        run => 1 << (64 - run),
+    }
 }
 
 /// Whether `bytes` is UTF-8, as `std::str::from_utf8` says, 64 bytes a
