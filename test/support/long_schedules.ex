@@ -79,14 +79,19 @@ defmodule McpFramer.LongSchedules do
     receive do
       {^me, :done} ->
         Process.demonitor(monitor, [:flush])
-        sentinel = spawn(fn -> McpFramer.Hold.hold(@limit_ms + 1) end)
+        {sentinel, _} = spawn_monitor(fn -> McpFramer.Hold.hold(@limit_ms + 1) end)
         watch(%{w | sentinel: sentinel}, samples, events)
 
       {:monitor, ^sentinel, :long_schedule, _info} ->
-        events
+        receive do: ({:DOWN, _, :process, ^sentinel, _} -> events)
 
       {:DOWN, ^monitor, _, _, reason} ->
         raise "the watched process died: #{inspect(reason)}"
+
+      # A sentinel that failed sends no event: fail, not wait. One that
+      # ended normally may be gone before its event arrives.
+      {:DOWN, _, :process, ^sentinel, reason} when reason != :normal ->
+        raise "the watch's sentinel died: #{inspect(reason)}"
 
       {:monitor, ^worker, :long_gc, info} ->
         watch(w, samples, [{:gc, info[:timeout]} | events])
