@@ -31,8 +31,12 @@
 //! spare.
 #![no_main]
 
+#[path = "../../native/mcp_framer_core/tests/support/letters.rs"]
+mod letters;
+
+use letters::Letters;
 use libfuzzer_sys::fuzz_target;
-use mcp_framer_core::arch::{self, portable, Decoded, Isa, Special};
+use mcp_framer_core::arch::{self, portable, Isa};
 use mcp_framer_core::json::{parse, Error, ErrorKind, Limits, Parser, Ration, Value, ValueBuilder};
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use std::collections::BTreeMap;
@@ -53,9 +57,10 @@ fuzz_target!(|input: &[u8]| {
             );
         }
         for from in 0..=input.len().min(64) {
-            let (mut out, mut special) = (Vec::new(), Letters);
+            let every = Letters { left: usize::MAX };
+            let (mut out, mut special) = (Vec::new(), every);
             let copied = isa.copy_runs(input, from, &mut out, &mut special);
-            let (mut twin_out, mut twin_special) = (Vec::new(), Letters);
+            let (mut twin_out, mut twin_special) = (Vec::new(), every);
             let twin = portable::copy_runs(input, from, &mut twin_out, &mut twin_special);
             assert_eq!((copied, out), (twin, twin_out), "{}", isa.name());
         }
@@ -127,49 +132,6 @@ fuzz_target!(|input: &[u8]| {
         _ => assert_eq!(limited, ours, "{shown:?} ({limits:?})"),
     }
 });
-
-/// For the copying of runs: `\` and any byte but `!` decode to one to
-/// four copies of it plus one, `\u` taking four bytes more and `\p` ten, whatever
-/// they are; anything else stops the copying.
-#[derive(Clone, Copy)]
-struct Letters;
-
-impl Special for Letters {
-    fn at(&mut self, input: &[u8], at: usize) -> Option<Decoded> {
-        let [b'\\', letter] = *input.get(at..at + 2)? else {
-            return None;
-        };
-        let next = at
-            + match letter {
-                b'u' => 6,
-                b'p' => 12,
-                _ => 2,
-            };
-        (letter != b'!' && next <= input.len()).then_some(Decoded {
-            next,
-            bytes: [letter.wrapping_add(1); 4],
-            length: 1 + usize::from(letter % 4),
-        })
-    }
-
-    /// The letters that `at` decodes to one byte, the letter plus one:
-    /// those whose value is a multiple of four, but for `p`.
-    const SIMPLE: [u8; 128] = {
-        let mut table = [0; 128];
-        let mut letter = 0;
-        while letter < 128 {
-            if letter % 4 == 0 && letter != b'p' {
-                table[letter as usize] = letter + 1;
-            }
-            letter += 1;
-        }
-        table
-    };
-
-    fn simple(&mut self, escapes: u64, _at: usize) -> u64 {
-        escapes
-    }
-}
 
 /// Grants exactly the fuel asked for: a parse started with none decodes
 /// every escape by the checked path.

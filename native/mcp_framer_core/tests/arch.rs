@@ -2,7 +2,11 @@
 //! CPU has, and the portable twin, give a byte loop's answers from every
 //! offset of inputs of every length, up to and at the input's end.
 
-use mcp_framer_core::arch::{self, portable, Copied, Decoded, Isa, Masks, Run, Special, Stops};
+#[path = "support/letters.rs"]
+mod letters;
+
+use letters::Letters;
+use mcp_framer_core::arch::{self, portable, Copied, Isa, Masks, Run, Special, Stops};
 
 fn is_special(byte: u8) -> bool {
     byte == b'"' || byte == b'\\' || byte < 0x20
@@ -70,69 +74,6 @@ fn every_instruction_set_finds_the_first_special_byte_from_every_offset() {
         }
     }
 }
-
-/// A `Special` for the tests: `\` and a letter decode to one to four
-/// copies of the letter plus one; `\u` takes four more bytes and `\p`
-/// ten, whatever they are, special ones too. `\!`, `"`, a control byte and the end stop
-/// the loop, and so does the escape after `left` of them.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Letters {
-    left: usize,
-}
-
-impl Special for Letters {
-    fn at(&mut self, input: &[u8], at: usize) -> Option<Decoded> {
-        let &[b'\\', letter] = input.get(at..at + 2)? else {
-            return None;
-        };
-        let next = at
-            + match letter {
-                b'u' => 6,
-                b'p' => 12,
-                _ => 2,
-            };
-        if letter == b'!' || self.left == 0 || next > input.len() {
-            return None;
-        }
-        self.left -= 1;
-        Some(Decoded {
-            next,
-            bytes: [letter.wrapping_add(1); 4],
-            length: 1 + usize::from(letter % 4),
-        })
-    }
-
-    /// The letters that `at` decodes to one byte, the letter plus one.
-    const SIMPLE: [u8; 128] = SIMPLE_LETTERS;
-
-    /// The first `left` of them.
-    fn simple(&mut self, escapes: u64, _at: usize) -> u64 {
-        let mut taken = 0;
-        let mut rest = escapes;
-        while rest != 0 && self.left > 0 {
-            let first = rest & rest.wrapping_neg();
-            taken |= first;
-            rest ^= first;
-            self.left -= 1;
-        }
-        taken
-    }
-}
-
-/// What `Letters` decodes `\` and a letter to where that is one byte, the
-/// letter plus one: for a letter whose value is a multiple of four, but
-/// for `p`.
-const SIMPLE_LETTERS: [u8; 128] = {
-    let mut table = [0; 128];
-    let mut letter = 0;
-    while letter < 128 {
-        if letter % 4 == 0 && letter != b'p' {
-            table[letter as usize] = letter + 1;
-        }
-        letter += 1;
-    }
-    table
-};
 
 /// What `copy_runs` should do, a byte at a time.
 fn copy_by_bytes(input: &[u8], from: usize, out: &mut Vec<u8>, special: &mut Letters) -> Copied {
