@@ -360,8 +360,9 @@ defmodule Bench.Decoding do
   # jiffy's terms are not quite Jason's, which McpFramer's are: null is the
   # atom :null, not nil, and duplicate keys and invalid input may be taken
   # differently. The traffic is valid JSON and only time is compared, so
-  # that does not matter here. Jason itself cannot be installed on the
-  # development machine, so the rows against it are listed unmeasured.
+  # that does not matter here. Jason is measured too when it is on the code
+  # path (it cannot be installed here, and nothing in the repository needs
+  # it; bench/README.md says how); else its rows are listed unmeasured.
   #
   # Both sides are treated alike: each turns a chunk into a list of items,
   # {:ok, term} or {:error, reason}, one per message, which the loop counts
@@ -418,9 +419,10 @@ defmodule Bench.Decoding do
   end
 
   # The decoders this BEAM has: jiffy where Debian packages it (bookworm,
-  # trixie), JSON from Elixir 1.18 on. Chosen when this file compiles, so
-  # that no call to a missing module is compiled.
-  def decoders, do: jiffy() ++ json()
+  # trixie), JSON from Elixir 1.18 on, Jason where it is on the code path.
+  # Chosen when this file compiles, so that no call to a missing module is
+  # compiled.
+  def decoders, do: jiffy() ++ json() ++ jason()
 
   if Code.ensure_loaded?(:jiffy) do
     defp jiffy, do: [jiffy: &jiffy/1]
@@ -440,7 +442,13 @@ defmodule Bench.Decoding do
     defp json, do: []
   end
 
-  @labels %{jiffy: "jiffy", json: "JSON"}
+  if Code.ensure_loaded?(Jason) do
+    defp jason, do: [jason: &Jason.decode/1]
+  else
+    defp jason, do: []
+  end
+
+  @labels %{jiffy: "jiffy", json: "JSON", jason: "Jason"}
 
   defp baseline_feed(framer, chunk, decode) do
     case PureFramer.feed(framer, chunk) do
@@ -642,14 +650,15 @@ defmodule Bench.Decoding do
         for {side, _} <- decoders(), do: print_decoder(results, side)
         print_floor(results)
         print_documents(results)
-        print_jason(rows)
+        if jason() == [], do: print_jason(rows)
         if port?, do: print_port(port_trace(source))
     end
   end
 
   @calls [
     jiffy: ":jiffy.decode(m, [:return_maps])",
-    json: "Elixir's JSON.decode(m)"
+    json: "Elixir's JSON.decode(m)",
+    jason: "Jason.decode(m)"
   ]
 
   defp print_decoder(results, side) do
