@@ -179,10 +179,16 @@ defmodule McpFramer.Soak do
   defp flip_bits(<<>>, _flips), do: <<>>
 
   defp flip_bits(line, flips) do
+    # Elixir 1.20 wants `at` pinned in a match's size, which 1.14 refuses.
     at = :rand.uniform(byte_size(line)) - 1
-    <<before::binary-size(at), byte, rest::binary>> = line
+    before = binary_part(line, 0, at)
+    rest = binary_part(line, at + 1, byte_size(line) - at - 1)
     bit = Bitwise.bsl(1, :rand.uniform(8) - 1)
-    flip_bits(<<before::binary, Bitwise.bxor(byte, bit), rest::binary>>, flips - 1)
+
+    flip_bits(
+      <<before::binary, Bitwise.bxor(:binary.at(line, at), bit), rest::binary>>,
+      flips - 1
+    )
   end
 
   # The start of one line and the end of another.
