@@ -7,12 +7,11 @@ defmodule McpFramer.EncodeSchedulerTest do
   # tries, a real stall shows on every one.
   use ExUnit.Case, async: false
 
-  import McpFramer.LongSchedules, only: [long_schedules: 1]
+  import McpFramer.LongSchedules, only: [stalls_on_every_try: 2]
 
   alias McpFramer.JSON
 
   @moduletag timeout: 600_000
-  @tries 3
   @mib 1024 * 1024
 
   # {name, term, options}, made anew for each try.
@@ -71,16 +70,7 @@ defmodule McpFramer.EncodeSchedulerTest do
   end
 
   test "large terms of every shape in a row, on fresh memory" do
-    events =
-      Enum.reduce_while(1..@tries, nil, fn _, _ ->
-        jobs = jobs()
-
-        case long_schedules(fn -> run(jobs) end) do
-          [] -> {:halt, []}
-          events -> {:cont, events}
-        end
-      end)
-
+    events = stalls_on_every_try(&jobs/0, &run/1)
     assert events == [], "long_schedule events on every try: #{inspect(events)}"
   end
 end

@@ -7,12 +7,11 @@ defmodule McpFramer.SchedulerTest do
   # run on memory the first try already faulted in.
   use ExUnit.Case, async: false
 
-  import McpFramer.LongSchedules, only: [long_schedules: 1]
+  import McpFramer.LongSchedules, only: [long_schedules: 1, stalls_on_every_try: 2]
 
   alias McpFramer.Chunks
 
   @moduletag timeout: 300_000
-  @tries 3
 
   @mib 1024 * 1024
 
@@ -20,16 +19,7 @@ defmodule McpFramer.SchedulerTest do
 
   # Each try runs `fun` on what `setup` makes for it, outside the watch.
   defp assert_fair(setup, fun) do
-    events =
-      Enum.reduce_while(1..@tries, nil, fn _, _ ->
-        input = setup.()
-
-        case long_schedules(fn -> fun.(input) end) do
-          [] -> {:halt, []}
-          events -> {:cont, events}
-        end
-      end)
-
+    events = stalls_on_every_try(setup, fun)
     assert events == [], "long_schedule events on every try: #{inspect(events)}"
   end
 
