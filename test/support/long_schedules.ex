@@ -59,7 +59,9 @@ defmodule McpFramer.LongSchedules do
   # then, which no counter inside it shows (the steal in /proc/stat, in
   # 10 ms ticks, is too coarse to take off). A call that holds its
   # scheduler stalls on every try.
-  @spec stalls_on_every_try((() -> input), (input -> any())) :: [keyword()] when input: var
+  # (A spec without a fun type of no arguments, which Elixir 1.14 and 1.18
+  # format differently.)
+  @spec stalls_on_every_try(function(), function()) :: [keyword()]
   def stalls_on_every_try(setup, fun) do
     Enum.reduce_while(1..@tries, [], fn try, _ ->
       if try > 1, do: Process.sleep(@pause_ms)
