@@ -19,6 +19,17 @@ defmodule McpFramer.DecodeTest do
                {:ok, %{"a" => [true, false, nil], "b" => %{}}}
     end
 
+    test "keys of one length, first and last byte are told apart at every byte" do
+      # Such keys share a slot of the call's key table, which must compare
+      # every byte of them; 22 bytes is the longest key it keeps.
+      for length <- 1..24, at <- 0..(length - 1) do
+        key = String.duplicate("k", length)
+        other = binary_part(key, 0, at) <> "j" <> binary_part(key, at + 1, length - at - 1)
+        json = ~s([{"#{key}":1},{"#{other}":2},{"#{key}":3}])
+        assert JSON.decode(json) == {:ok, [%{key => 1}, %{other => 2}, %{key => 3}]}
+      end
+    end
+
     test "the first occurrence of a repeated key wins" do
       assert JSON.decode(~s({"a":1,"b":2,"a":3})) == {:ok, %{"a" => 1, "b" => 2}}
     end
