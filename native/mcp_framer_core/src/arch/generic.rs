@@ -12,6 +12,12 @@ fn below(length: u32) -> u64 {
     (1 << length) - 1
 }
 
+/// The bits of a mask below bit `length`, up to all 64.
+#[inline(always)]
+fn first(length: usize) -> u64 {
+    u64::MAX.checked_shr(64 - length as u32).unwrap_or(0)
+}
+
 /// The N bytes from `at`, if there are so many.
 #[inline(always)]
 fn block_at<const N: usize>(input: &[u8], at: usize) -> Option<&[u8; N]> {
@@ -224,6 +230,102 @@ pub(super) unsafe fn copy_runs<const N: usize, B: Block<N>, S: Special>(
             room = put.keep(to - next);
             stop = to;
         }
+    }
+}
+
+/// What a block loop of [`copy_blocks`] did with a block of N bytes: how
+/// many of its bytes it took, N to go on to the next block or fewer to
+/// stop at a byte for the [`Special`], and the bits of those bytes that
+/// are 0x80 or above.
+pub(super) struct Took {
+    pub length: usize,
+    pub high: u64,
+}
+
+/// [`super::copy_runs`] by a loop over blocks of N bytes that decodes each
+/// block's one-byte escapes all at once (`avx512::copy_runs_compressed`,
+/// `avx2::copy_runs_compressed`): `block` writes what it takes of the
+/// block at `at`, the `Special` decodes what stopped it short, and the
+/// last bytes, fewer than N, go to `rest`.
+#[inline(always)]
+pub(super) fn copy_blocks<const N: usize, S: Special>(
+    input: &[u8],
+    from: usize,
+    out: &mut Vec<u8>,
+    special: &mut S,
+    mut block: impl FnMut(&[u8; N], usize, &mut S, &mut Writer) -> Took,
+    rest: impl FnOnce(&[u8], usize, &mut Vec<u8>, &mut S) -> Copied,
+) -> Copied {
+    // Copies in locals, so that the loop keeps them in registers.
+    let mut state = *special;
+    let mut writer = Writer::new(out);
+    let mut at = from;
+    let mut high = 0;
+    while let Some(bytes) = block_at::<N>(input, at) {
+        let took = block(bytes, at, &mut state, &mut writer);
+        high |= took.high;
+        at += took.length;
+        if took.length == N {
+            continue;
+        }
+        let Some(decoded) = state.at(input, at) else {
+            writer.finish();
+            *special = state;
+            return Copied {
+                at,
+                ascii: high == 0,
+            };
+        };
+        writer.push(decoded);
+        at = decoded.next;
+    }
+    writer.finish();
+    let copied = rest(input, at, out, &mut state);
+    *special = state;
+    Copied {
+        at: copied.at,
+        ascii: copied.ascii && high == 0,
+    }
+}
+
+/// How many bytes of a block a loop of [`copy_blocks`] takes: those before
+/// the first of `stops`, a bit for each byte that ends it, and before the
+/// first escape of `escapers`, the `\` that start one, that `special`
+/// leaves for its [`Special::at`] ([`Special::simple`]).
+#[inline(always)]
+pub(super) fn run_length<S: Special>(special: &mut S, at: usize, escapers: u64, stops: u64) -> u32 {
+    let mut length = stops.trailing_zeros();
+    let escapes = escapers & first(length as usize);
+    if escapes != 0 {
+        let taken = special.simple(escapes, at);
+        if taken != escapes {
+            length = (escapes & !taken).trailing_zeros();
+        }
+    }
+    length
+}
+
+/// The `\` of a block that start an escape, where the block does not start
+/// inside one: in each run of `\`, the first, the third and so on.
+#[inline(always)]
+pub(super) fn escapers(backslash: u64) -> u64 {
+    const EVEN: u64 = 0x5555_5555_5555_5555;
+    let starts = backslash & !(backslash << 1);
+    // Adding a run's first bit carries through the run and clears it: the
+    // runs left are those that start at an odd bit.
+    let odd_runs = backslash & backslash.wrapping_add(starts & EVEN);
+    let even_runs = backslash & !odd_runs;
+    even_runs & EVEN | odd_runs & !EVEN
+}
+
+/// The bit where a run of `\` that reaches the last byte of a block of N
+/// starts, if one does: which of its `\` escape what the block cannot
+/// tell.
+#[inline(always)]
+pub(super) fn last_run_start<const N: usize>(backslash: u64) -> u64 {
+    match (backslash << (64 - N)).leading_ones() {
+        0 => 0,
+        run => 1 << (N as u32 - run),
     }
 }
 

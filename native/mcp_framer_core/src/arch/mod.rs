@@ -29,9 +29,10 @@
 //! instruction set the CPU has ([`Isa::best`]): blocks of 16 bytes with
 //! SSE2 or the portable twin (8 for [`find_stop`]'s), 32 with AVX2, and
 //! with AVX-512 64 for [`copy_runs`] and AVX2's 32 for the scans (see
-//! `x86_64::avx512`). Where AVX-512 has VBMI and VBMI2 too, [`copy_runs`]
-//! decodes a block's one-byte escapes all at once, by the table of its
-//! [`Special`]. The loops are written once, in `generic`, over a
+//! `x86_64::avx512`). With AVX2, and where AVX-512 has VBMI and VBMI2
+//! too, [`copy_runs`] decodes a block's one-byte escapes all at once, by
+//! the table of its [`Special`] (a permute and a compress with VBMI2,
+//! shuffles with AVX2). The loops are written once, in `generic`, over a
 //! `Block` or a `Scan` of each instruction set; each instruction set's
 //! module instantiates them inside a function compiled for it. `unsafe` is
 //! confined to those modules and to the calls below that only a detected
@@ -291,7 +292,7 @@ impl Isa {
             Kind::Sse2 => x86_64::sse2::copy_runs(input, from, out, special),
             // SAFETY: an `Isa` of this kind is made only where the CPU has it.
             #[cfg(target_arch = "x86_64")]
-            Kind::Avx2 => unsafe { x86_64::avx2::copy_runs(input, from, out, special) },
+            Kind::Avx2 => unsafe { x86_64::avx2::copy_runs_compressed(input, from, out, special) },
             // SAFETY: as above.
             #[cfg(target_arch = "x86_64")]
             Kind::Avx512 => unsafe { x86_64::avx512::copy_runs(input, from, out, special) },

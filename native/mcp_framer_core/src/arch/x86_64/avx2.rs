@@ -1,17 +1,24 @@
-//! AVX2: 32 bytes at a time, on a CPU that has it (and BMI1 and BMI2,
-//! which every AVX2 CPU has, for the bit counts and masks).
+//! AVX2: 32 bytes at a time, on a CPU that has it (and BMI1, BMI2 and
+//! POPCNT, which every AVX2 CPU has, for the bit counts and masks), and a
+//! block's one-byte escapes decoded all at once.
 
-use super::super::{generic, Block, Copied, Masks, Run, Scan, Special, Stops};
+use super::super::generic::{self, Took, Writer};
+use super::super::{Block, Copied, Masks, Run, Scan, Special, Stops};
 use super::sse2;
 use std::arch::x86_64::{
-    __m256i, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_max_epu8, _mm256_movemask_epi8,
-    _mm256_or_si256, _mm256_set1_epi8,
+    __m256i, _mm256_and_si256, _mm256_blendv_epi8, _mm256_broadcastsi128_si256,
+    _mm256_castsi256_si128, _mm256_cmpeq_epi8, _mm256_extracti128_si256, _mm256_loadu_si256,
+    _mm256_max_epu8, _mm256_movemask_epi8, _mm256_or_si256, _mm256_set1_epi32, _mm256_set1_epi64x,
+    _mm256_set1_epi8, _mm256_setr_epi8, _mm256_setzero_si256, _mm256_shuffle_epi8,
+    _mm256_srli_epi16, _mm256_storeu_si256, _mm_add_epi8, _mm_loadl_epi64, _mm_loadu_si128,
+    _mm_set1_epi8, _mm_shuffle_epi8, _mm_storeu_si128,
 };
 
 pub(in super::super) fn detected() -> bool {
     is_x86_feature_detected!("avx2")
         && is_x86_feature_detected!("bmi1")
         && is_x86_feature_detected!("bmi2")
+        && is_x86_feature_detected!("popcnt")
 }
 
 pub(super) struct Avx2;
@@ -38,7 +45,7 @@ impl Block<32> for Avx2 {
 }
 
 /// # Safety
-/// The CPU has AVX2, BMI1 and BMI2 ([`detected`]).
+/// The CPU has AVX2, BMI1, BMI2 and POPCNT ([`detected`]).
 #[target_feature(enable = "avx2,bmi1,bmi2")]
 pub(in super::super) unsafe fn find_special(input: &[u8], from: usize) -> Run {
     // SAFETY: the caller's contract.
@@ -57,6 +64,171 @@ pub(in super::super) unsafe fn copy_runs<S: Special>(
     // SAFETY: the caller's contract.
     unsafe { generic::copy_runs::<32, Avx2, S>(input, from, out, special) }
 }
+
+/// [`copy_runs`], with a block's escapes of one byte decoded all at once,
+/// as `avx512::copy_runs_compressed` decodes them, in blocks of 32: the
+/// letters after their `\` looked up in [`Special::SIMPLE`] by a shuffle
+/// for each 16 of its entries that are not all 0, and the `\` squeezed out
+/// of each 8 bytes by a shuffle from [`LEFT_PACK`]. A block ends early
+/// where `avx512::copy_runs_compressed`'s does; the last block, of under
+/// 32 bytes, goes to [`copy_runs`].
+///
+/// # Safety
+/// As for [`find_special`].
+#[target_feature(enable = "avx2,bmi1,bmi2,popcnt")]
+pub(in super::super) unsafe fn copy_runs_compressed<S: Special>(
+    input: &[u8],
+    from: usize,
+    out: &mut Vec<u8>,
+    special: &mut S,
+) -> Copied {
+    // SAFETY: the caller's contract. Each load reads 32 bytes of a block
+    // of `input`, 16 of the table or 8 of `LEFT_PACK`; each store writes
+    // into the room the writer just made, at most 40 bytes past its
+    // length, and counts only the bytes it kept.
+    unsafe {
+        let tables: [__m256i; 8] = std::array::from_fn(|part| {
+            _mm256_broadcastsi128_si256(_mm_loadu_si128(S::SIMPLE[16 * part..].as_ptr().cast()))
+        });
+        let block = |block: &[u8; 32], at, state: &mut S, writer: &mut Writer| {
+            let bytes = _mm256_loadu_si256(block.as_ptr().cast());
+            let mask = |v: __m256i| u64::from(_mm256_movemask_epi8(v) as u32);
+            let backslash = mask(_mm256_cmpeq_epi8(bytes, _mm256_set1_epi8(b'\\' as i8)));
+            let quote = mask(_mm256_cmpeq_epi8(bytes, _mm256_set1_epi8(b'"' as i8)));
+            let limit = _mm256_set1_epi8(0x1F);
+            let control = mask(_mm256_cmpeq_epi8(_mm256_max_epu8(bytes, limit), limit));
+            let above = mask(bytes);
+            let end = writer.room(40);
+            if backslash | quote | control == 0 {
+                _mm256_storeu_si256(end.cast(), bytes);
+                writer.count(32);
+                return Took {
+                    length: 32,
+                    high: above,
+                };
+            }
+            let escapers = generic::escapers(backslash);
+            let escaped = escapers << 1;
+            let letters = letters::<S>(bytes, &tables);
+            let known = !mask(_mm256_cmpeq_epi8(letters, _mm256_setzero_si256())) & !above;
+            let stops = (quote | control) & !escaped
+                | (escaped & !known) >> 1
+                | generic::last_run_start::<32>(backslash)
+                | 1 << 32;
+            let length = generic::run_length(state, at, escapers, stops);
+            let keep = (1 << length) - 1;
+            let kept = keep & !escapers;
+            let decoded = _mm256_blendv_epi8(bytes, letters, bytes_of(escaped as u32));
+            let halves = [
+                _mm256_castsi256_si128(decoded),
+                _mm256_extracti128_si256::<1>(decoded),
+            ];
+            let mut written = 0;
+            for (eighth, half) in [0, 0, 1, 1].into_iter().enumerate() {
+                let bits = (kept >> (8 * eighth)) as u8;
+                let mut order = _mm_loadl_epi64(LEFT_PACK[usize::from(bits)].as_ptr().cast());
+                if eighth % 2 == 1 {
+                    order = _mm_add_epi8(order, _mm_set1_epi8(8));
+                }
+                let packed = _mm_shuffle_epi8(halves[half], order);
+                _mm_storeu_si128(end.add(written).cast(), packed);
+                written += bits.count_ones() as usize;
+            }
+            writer.count(written);
+            Took {
+                length: length as usize,
+                high: above & keep,
+            }
+        };
+        let rest =
+            |input: &[u8], at, out: &mut Vec<u8>, state: &mut S| copy_runs(input, at, out, state);
+        generic::copy_blocks(input, from, out, special, block, rest)
+    }
+}
+
+/// `S::SIMPLE[byte]` for each byte of `bytes`, 0 for a byte of 0x80 or
+/// above, where `tables` holds each 16 entries of the table in both lanes:
+/// each 16 by a shuffle on the low nibble, kept where the high nibble
+/// picks them. 16 entries that are all 0 are skipped, as the compiler
+/// knows them: JSON's letters lie in 4 of the 8.
+#[inline(always)]
+unsafe fn letters<S: Special>(bytes: __m256i, tables: &[__m256i; 8]) -> __m256i {
+    let used = const { used_sixteens(&S::SIMPLE) };
+    // SAFETY: the caller's contract: the CPU has AVX2.
+    unsafe {
+        let high = _mm256_and_si256(_mm256_srli_epi16::<4>(bytes), _mm256_set1_epi8(0x0F));
+        let mut letters = _mm256_setzero_si256();
+        // Unrolled by hand, so that each test of `used` is a constant.
+        let mut add = |part: usize| {
+            if used & 1 << part != 0 {
+                // A byte with its top bit set shuffles to 0.
+                let found = _mm256_shuffle_epi8(tables[part], bytes);
+                let here = _mm256_cmpeq_epi8(high, _mm256_set1_epi8(part as i8));
+                letters = _mm256_or_si256(letters, _mm256_and_si256(found, here));
+            }
+        };
+        add(0);
+        add(1);
+        add(2);
+        add(3);
+        add(4);
+        add(5);
+        add(6);
+        add(7);
+        letters
+    }
+}
+
+/// A bit for each 16 entries of `table` that are not all 0.
+const fn used_sixteens(table: &[u8; 128]) -> u8 {
+    let (mut used, mut entry) = (0, 0);
+    while entry < 128 {
+        if table[entry] != 0 {
+            used |= 1 << (entry / 16);
+        }
+        entry += 1;
+    }
+    used
+}
+
+/// The bits of `mask` as bytes: 0xFF where bit `i` is set, for byte `i`.
+#[inline(always)]
+unsafe fn bytes_of(mask: u32) -> __m256i {
+    // SAFETY: the caller's contract: the CPU has AVX2.
+    unsafe {
+        // Byte `i` of each lane gets the byte of `mask` that holds its bit,
+        // then keeps that bit alone.
+        let spread = _mm256_shuffle_epi8(
+            _mm256_set1_epi32(mask as i32),
+            _mm256_setr_epi8(
+                0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3,
+                3, 3, 3, 3,
+            ),
+        );
+        let bit = _mm256_set1_epi64x(0x8040_2010_0804_0201u64 as i64);
+        _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit)
+    }
+}
+
+/// For each 8 bits, the positions of its set bits, lowest first, then
+/// 0x80, which a shuffle turns into 0: the order that packs the bytes an
+/// 8-bit mask keeps.
+static LEFT_PACK: [[u8; 8]; 256] = {
+    let mut table = [[0x80; 8]; 256];
+    let mut bits = 0;
+    while bits < 256 {
+        let (mut bit, mut kept) = (0, 0);
+        while bit < 8 {
+            if bits & (1 << bit) != 0 {
+                table[bits][kept] = bit as u8;
+                kept += 1;
+            }
+            bit += 1;
+        }
+        bits += 1;
+    }
+    table
+};
 
 impl Scan<32> for Avx2 {
     const BITS: u32 = 1;

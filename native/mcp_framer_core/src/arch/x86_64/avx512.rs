@@ -4,7 +4,7 @@
 //! all at once; plain text with AVX2's blocks; and the UTF-8 check, 64
 //! bytes a step.
 
-use super::super::generic::{self, Writer};
+use super::super::generic::{self, Took, Writer};
 use super::super::{Block, Copied, Masks, Run, Special};
 use super::avx2::Avx2;
 use std::arch::x86_64::{
@@ -112,17 +112,13 @@ pub(in super::super) unsafe fn copy_runs_compressed<S: Special>(
     out: &mut Vec<u8>,
     special: &mut S,
 ) -> Copied {
-    let mut state = *special;
-    let mut writer = Writer::new(out);
-    let mut at = from;
-    let mut high = 0;
     // SAFETY: the caller's contract. Each load reads the 64 bytes of a
     // block of `input` or of the table; each store writes 64 bytes into
     // the room the writer just made, and counts only the bytes it kept.
     unsafe {
         let letters_low = _mm512_loadu_si512(S::SIMPLE.as_ptr().cast());
         let letters_high = _mm512_loadu_si512(S::SIMPLE[64..].as_ptr().cast());
-        while let Some(block) = input.get(at..).and_then(|rest| rest.first_chunk::<64>()) {
+        let block = |block: &[u8; 64], at, state: &mut S, writer: &mut Writer| {
             let bytes = _mm512_loadu_si512(block.as_ptr().cast());
             let backslash = _mm512_cmpeq_epi8_mask(bytes, _mm512_set1_epi8(b'\\' as i8));
             let quote = _mm512_cmpeq_epi8_mask(bytes, _mm512_set1_epi8(b'"' as i8));
@@ -132,77 +128,34 @@ pub(in super::super) unsafe fn copy_runs_compressed<S: Special>(
             if backslash | quote | control == 0 {
                 _mm512_storeu_si512(end.cast(), bytes);
                 writer.count(64);
-                high |= above;
-                at += 64;
-                continue;
+                return Took {
+                    length: 64,
+                    high: above,
+                };
             }
-            let escapers = escapers(backslash);
+            let escapers = generic::escapers(backslash);
             let escaped = escapers << 1;
             // The table has 128 entries: the permute reads a byte's low
             // seven bits, so a byte of 0x80 or above is no letter of it.
             let letters = _mm512_permutex2var_epi8(letters_low, bytes, letters_high);
             let known = _mm512_test_epi8_mask(letters, letters) & !above;
-            let stops =
-                (quote | control) & !escaped | (escaped & !known) >> 1 | last_run_start(backslash);
-            let mut length = stops.trailing_zeros();
-            let escapes = escapers & _bzhi_u64(u64::MAX, length);
-            if escapes != 0 {
-                let taken = state.simple(escapes, at);
-                if taken != escapes {
-                    length = (escapes & !taken).trailing_zeros();
-                }
-            }
+            let stops = (quote | control) & !escaped
+                | (escaped & !known) >> 1
+                | generic::last_run_start::<64>(backslash);
+            let length = generic::run_length(state, at, escapers, stops);
             let keep = _bzhi_u64(u64::MAX, length);
             let kept = keep & !escapers;
             let decoded = _mm512_mask_blend_epi8(escaped, bytes, letters);
             _mm512_storeu_si512(end.cast(), _mm512_maskz_compress_epi8(kept, decoded));
             writer.count(kept.count_ones() as usize);
-            high |= above & keep;
-            at += length as usize;
-            if length == 64 {
-                continue;
+            Took {
+                length: length as usize,
+                high: above & keep,
             }
-            let Some(decoded) = state.at(input, at) else {
-                writer.finish();
-                *special = state;
-                return Copied {
-                    at,
-                    ascii: high == 0,
-                };
-            };
-            writer.push(decoded);
-            at = decoded.next;
-        }
-        writer.finish();
-        let copied = copy_runs(input, at, out, &mut state);
-        *special = state;
-        Copied {
-            at: copied.at,
-            ascii: copied.ascii && high == 0,
-        }
-    }
-}
-
-/// The `\` of a block that start an escape, where the block does not start
-/// inside one: in each run of `\`, the first, the third and so on.
-#[inline(always)]
-fn escapers(backslash: u64) -> u64 {
-    const EVEN: u64 = 0x5555_5555_5555_5555;
-    let starts = backslash & !(backslash << 1);
-    // Adding a run's first bit carries through the run and clears it: the
-    // runs left are those that start at an odd bit.
-    let odd_runs = backslash & backslash.wrapping_add(starts & EVEN);
-    let even_runs = backslash & !odd_runs;
-    even_runs & EVEN | odd_runs & !EVEN
-}
-
-/// The bit where a run of `\` that reaches the block's last byte starts,
-/// if one does: which of its `\` escape what the block cannot tell.
-#[inline(always)]
-fn last_run_start(backslash: u64) -> u64 {
-    match backslash.leading_ones() {
-        0 => 0,
-        run => 1 << (64 - run),
+        };
+        let rest =
+            |input: &[u8], at, out: &mut Vec<u8>, state: &mut S| copy_runs(input, at, out, state);
+        generic::copy_blocks(input, from, out, special, block, rest)
     }
 }
 
