@@ -200,8 +200,11 @@ impl Isa {
     #[cfg(not(target_arch = "x86_64"))]
     const LANE: Isa = Isa(Kind::Portable);
 
-    /// The widest instruction set this CPU has: detected on first use and
-    /// kept, so that each later call is one load.
+    /// The widest instruction set this CPU has, or the one the environment
+    /// variable `MCP_FRAMER_ISA` names ([`Isa::name`]) if the CPU has it:
+    /// chosen on first use and kept, so that each later call is one load.
+    /// The variable lets the tests and benchmarks run a narrower one on a
+    /// machine that has a wider.
     #[inline(always)]
     pub fn best() -> Isa {
         match BEST.load(Ordering::Relaxed) {
@@ -220,7 +223,10 @@ impl Isa {
 
     #[cold]
     fn detect() -> Isa {
-        let best = *Isa::all().last().unwrap_or(&Isa(Kind::Portable));
+        let all = Isa::all();
+        let named = std::env::var("MCP_FRAMER_ISA").ok();
+        let chosen = all.iter().find(|isa| named.as_deref() == Some(isa.name()));
+        let best = *chosen.or(all.last()).unwrap_or(&Isa(Kind::Portable));
         BEST.store(best.0 as u8, Ordering::Relaxed);
         best
     }
