@@ -2,8 +2,8 @@
 //!
 //! The held bytes are a list of pieces, in order, and then a gather buffer:
 //!
-//! * A piece of `REF_MIN` bytes or more is not copied. The framer keeps a
-//!   sub-binary of its chunk, saved in a process-independent environment.
+//! * A piece of `REF_MIN` bytes or more is not copied. The framer keeps its
+//!   chunk, the term copied into a process-independent environment.
 //!   Only the first piece of a message can be part of a chunk (every later
 //!   one is a whole chunk without a newline), so references keep at most
 //!   one chunk alive beyond the held bytes.
@@ -23,8 +23,10 @@
 
 use crate::error::FramerError;
 use mcp_framer_core::copy_pieces;
-use rustler::env::OwnedEnv;
-use rustler::sys::{enif_alloc_binary, ErlNifBinary};
+use rustler::sys::{
+    enif_alloc_binary, enif_alloc_env, enif_clear_env, enif_free_env, enif_inspect_binary,
+    enif_make_copy, ErlNifBinary, ErlNifEnv,
+};
 use rustler::{Binary, Env, NewBinary, OwnedBinary};
 use std::mem::MaybeUninit;
 use std::num::NonZeroUsize;
@@ -47,13 +49,12 @@ const GATHER_MAX: usize = 64 * 1024;
 
 #[derive(Default)]
 pub struct HeldBytes {
-    /// Keeps the referenced chunks alive: each piece's sub-binary is saved
-    /// here until `clear`.
-    saved: Option<OwnedEnv>,
+    /// Keeps the referenced chunks alive until `clear`.
+    kept: Option<Kept>,
     /// Frozen gather buffers, kept alive until `clear`.
     frozen: Vec<OwnedBinary>,
     /// Where the bytes before the gathered ones are, in order, and their
-    /// total size. Each lies in a binary kept alive by `saved` or `frozen`.
+    /// total size. Each lies in a binary kept alive by `kept` or `frozen`.
     pieces: Vec<Piece>,
     in_pieces: usize,
     /// The bytes after the pieces are `gather[..gathered]`.
@@ -65,7 +66,7 @@ pub struct HeldBytes {
 }
 
 /// The address and length of a piece's bytes, so that copying them never
-/// goes back through the saved term (an atomic on a cold cache line).
+/// goes back through the kept term.
 struct Piece {
     address: usize,
     len: usize,
@@ -88,19 +89,13 @@ impl HeldBytes {
     pub fn push(&mut self, env: Env, chunk: Binary, bytes: Range<usize>) -> Result<(), NoMemory> {
         if bytes.len() >= REF_MIN {
             self.freeze()?;
-            let piece = chunk
-                .make_subbinary(bytes.start, bytes.len())
-                .map_err(|_| NoMemory)?;
-            // The bytes are located through the saved copy, whose binary
-            // the saved environment keeps: for a chunk that is not byte
-            // aligned, the aligned copy lives in that environment too.
-            let saved = self.saved.get_or_insert_with(OwnedEnv::new);
-            let term = saved.save(piece.to_term(env));
-            let piece = saved.run(|saved_env| {
-                let bytes: Binary = term.load(saved_env).decode().map_err(|_| NoMemory)?;
-                Ok(Piece::of(bytes.as_slice()))
-            })?;
-            self.pieces.push(piece);
+            let kept = match self.kept.as_mut() {
+                Some(kept) => kept,
+                None => self.kept.insert(Kept::new()?),
+            };
+            let whole = kept.keep(env, chunk)?;
+            let piece = whole.get(bytes.clone()).ok_or(NoMemory)?;
+            self.pieces.push(Piece::of(piece));
             self.in_pieces += bytes.len();
             return Ok(());
         }
@@ -207,8 +202,8 @@ impl HeldBytes {
             self.pieces.clear();
             self.in_pieces = 0;
             self.frozen.clear();
-            if let Some(saved) = self.saved.as_mut() {
-                saved.clear();
+            if let Some(kept) = self.kept.as_mut() {
+                kept.clear();
             }
         }
     }
@@ -267,13 +262,62 @@ impl HeldBytes {
         step: NonZeroUsize,
         more: impl FnMut() -> bool,
     ) -> usize {
-        // SAFETY: every piece lies in a binary that `saved` or `frozen`
+        // SAFETY: every piece lies in a binary that `kept` or `frozen`
         // keeps alive, unchanged, until `clear` forgets the piece.
         let pieces = self.pieces.iter().map(|piece| unsafe {
             std::slice::from_raw_parts(piece.address as *const u8, piece.len)
         });
         let gathered = self.gather.as_ref().map(|g| &g.as_slice()[..self.gathered]);
         copy_pieces(pieces.chain(gathered), from, to, step, more)
+    }
+}
+
+/// A process-independent environment holding copies of chunk terms, which
+/// keep their binaries alive until `clear`.
+struct Kept(*mut ErlNifEnv);
+
+// SAFETY: the environment is used by one thread at a time, under the
+// framer's lock, as a process-independent environment may be.
+unsafe impl Send for Kept {}
+
+impl Kept {
+    fn new() -> Result<Kept, NoMemory> {
+        // SAFETY: no precondition; a null result is checked.
+        let env = unsafe { enif_alloc_env() };
+        if env.is_null() {
+            return Err(NoMemory);
+        }
+        Ok(Kept(env))
+    }
+
+    /// Keeps `chunk`'s binary alive until `clear`, and returns its bytes,
+    /// located through the kept copy: for a chunk that is not byte
+    /// aligned, the aligned copy lives in this environment too.
+    fn keep(&mut self, env: Env, chunk: Binary) -> Result<&[u8], NoMemory> {
+        let mut bytes = MaybeUninit::<ErlNifBinary>::uninit();
+        // SAFETY: `chunk`'s term belongs to `env`, the calling environment;
+        // the copy belongs to `self.0`, which lives until `clear` or drop,
+        // and so do the bytes it refers to.
+        unsafe {
+            let copy = enif_make_copy(self.0, chunk.to_term(env).as_c_arg());
+            if enif_inspect_binary(self.0, copy, bytes.as_mut_ptr()) == 0 {
+                return Err(NoMemory);
+            }
+            let bytes = bytes.assume_init();
+            Ok(std::slice::from_raw_parts(bytes.data, bytes.size))
+        }
+    }
+
+    fn clear(&mut self) {
+        // SAFETY: `self.0` is a live environment that no one else uses.
+        unsafe { enif_clear_env(self.0) }
+    }
+}
+
+impl Drop for Kept {
+    fn drop(&mut self) {
+        // SAFETY: `self.0` was allocated by `enif_alloc_env` and is freed once.
+        unsafe { enif_free_env(self.0) }
     }
 }
 
