@@ -55,7 +55,7 @@ pub(in super::super) unsafe fn find_special(input: &[u8], from: usize) -> Run {
 /// # Safety
 /// As for [`find_special`].
 #[target_feature(enable = "avx2,bmi1,bmi2")]
-pub(in super::super) unsafe fn copy_runs<S: Special>(
+unsafe fn copy_runs<S: Special>(
     input: &[u8],
     from: usize,
     out: &mut Vec<u8>,
