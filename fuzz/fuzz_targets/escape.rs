@@ -7,6 +7,9 @@
 //!   16, 32 or 64, and of its last 64, where the blocks run out.
 //! * The UTF-8 check, in every instruction set, must answer as std does
 //!   from the same offsets.
+//! * The JSON mode's block loop, in every instruction set that has one,
+//!   must write what its portable twin writes from the same offsets, with
+//!   room for one block or for all.
 //! * `check` and `write_checked` must refuse exactly what std refuses, at
 //!   the same byte, and `check` give a plain prefix that needs no escape.
 //! * The written text must be what a reference writes character by
@@ -42,6 +45,18 @@ fuzz_target!(|input: &[u8]| {
             let mut copied = Vec::new();
             let stop = arch::copy_to_stop(input, from, stops, &mut copied);
             assert_eq!((stop, copied), (twin, twin_copied));
+            if escape == Escape::Json {
+                for room in [arch::ESCAPE_ROOM, 2 * (end - from) + arch::ESCAPE_ROOM] {
+                    let mut twin_out = Vec::with_capacity(room);
+                    let twin_at = portable::escape_blocks(input, from, &mut twin_out);
+                    for isa in &all {
+                        let mut out = Vec::with_capacity(room);
+                        if let Some(at) = isa.escape_blocks(input, from, &mut out) {
+                            assert_eq!((at, &out), (twin_at, &twin_out), "{}", isa.name());
+                        }
+                    }
+                }
+            }
             let utf8 = std::str::from_utf8(&input[from..]).is_ok();
             for isa in &all {
                 assert_eq!(isa.is_utf8(&input[from..]), utf8, "{}", isa.name());

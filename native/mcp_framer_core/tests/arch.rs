@@ -407,3 +407,112 @@ fn every_instruction_set_checks_utf8_as_std_does_from_every_offset_to_every_end(
         }
     }
 }
+
+/// What the JSON escape mode writes for `byte`, as Jason's tables have it,
+/// or `None` for a byte it writes as `\u00XX`.
+fn json_escape_by_bytes(byte: u8) -> Option<Vec<u8>> {
+    Some(match byte {
+        b'"' => br#"\""#.to_vec(),
+        b'\\' => br"\\".to_vec(),
+        0x08 => br"\b".to_vec(),
+        0x09 => br"\t".to_vec(),
+        0x0A => br"\n".to_vec(),
+        0x0C => br"\f".to_vec(),
+        0x0D => br"\r".to_vec(),
+        ..0x20 => return None,
+        _ => vec![byte],
+    })
+}
+
+/// `escape_blocks` as a byte loop: whole blocks of 32 while none holds a
+/// byte written as `\u00XX` and `room` (the output's room when it starts)
+/// is left for one more block's 64 bytes.
+fn escape_blocks_by_bytes(text: &[u8], from: usize, room: usize) -> (usize, Vec<u8>) {
+    let (mut at, mut out) = (from, Vec::new());
+    while let Some(block) = text.get(at..at + 32) {
+        let written: Option<Vec<Vec<u8>>> =
+            block.iter().map(|&b| json_escape_by_bytes(b)).collect();
+        match written {
+            Some(written) if room - out.len() >= 64 => out.extend(written.concat()),
+            _ => break,
+        }
+        at += 32;
+    }
+    (at, out)
+}
+
+/// Inputs for `escape_blocks`: plain text and high bytes, with escapes
+/// from none to every byte, and now and then a byte written as `\u00XX`.
+fn escape_inputs() -> Vec<Vec<u8>> {
+    let mut random = Random(0x853c_49e6_748f_ea9b);
+    let mut inputs = Vec::new();
+    for length in (0..=140).chain([200, 256, 257, 700]) {
+        for one_in in [1, 2, 8, 40, 1000] {
+            let input = (0..length)
+                .map(|_| match random.next() % one_in {
+                    0 => {
+                        b"\"\\\x08\x09\x0a\x0c\x0d\x00\x1f\x7f\x80\xe2\xff<"
+                            [(random.next() % 14) as usize]
+                    }
+                    _ => b'a' + (random.next() % 26) as u8,
+                })
+                .collect();
+            inputs.push(input);
+        }
+    }
+    inputs
+}
+
+#[test]
+fn the_escape_blocks_twin_writes_whole_blocks_as_a_byte_loop_does_from_every_offset() {
+    for input in escape_inputs() {
+        for from in 0..=input.len() {
+            for room in [64, 100, 2 * input.len() + 64] {
+                let mut out = Vec::with_capacity(room);
+                let room = out.capacity();
+                let stop = portable::escape_blocks(&input, from, &mut out);
+                let expected = escape_blocks_by_bytes(&input, from, room);
+                assert_eq!(
+                    (stop, out),
+                    expected,
+                    "from {from} with room {room} of {input:?}"
+                );
+            }
+        }
+    }
+}
+
+/// An output that holds "head", with room for `room` bytes more.
+fn head_with_room(room: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(4 + room);
+    out.extend_from_slice(b"head");
+    out
+}
+
+#[test]
+fn every_instruction_set_with_an_escape_loop_writes_as_the_portable_twin_from_every_offset() {
+    let all = Isa::all();
+    for input in escape_inputs() {
+        for from in 0..=input.len() {
+            for room in [64, 100, 2 * input.len() + 64] {
+                let mut twin = head_with_room(room);
+                let twin_stop = portable::escape_blocks(&input, from, &mut twin);
+                for isa in &all {
+                    let mut out = head_with_room(room);
+                    if let Some(stop) = isa.escape_blocks(&input, from, &mut out) {
+                        let name = isa.name();
+                        assert_eq!(
+                            (stop, &out),
+                            (twin_stop, &twin),
+                            "{name} from {from} of {input:?}"
+                        );
+                    }
+                }
+                let mut chosen = head_with_room(room);
+                let stop = arch::escape_blocks(&input, from, &mut chosen);
+                let nothing = (from, &b"head".to_vec());
+                assert!([nothing, (twin_stop, &twin)].contains(&(stop, &chosen)));
+            }
+        }
+    }
+}

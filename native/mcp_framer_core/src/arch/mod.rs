@@ -24,6 +24,8 @@
 //!   one escape mode's [`Stops`] hold for.
 //! * [`copy_to_stop`]: for the encoder, copies string text onto a buffer
 //!   up to that byte, a 16-byte lane at a time: the text between escapes.
+//! * [`escape_blocks`]: for the encoder, writes text with escapes in the
+//!   JSON mode, a block of 32 bytes at a time, where AVX-512 has VBMI2.
 //!
 //! [`find_special`], [`copy_runs`] and [`find_stop`] use the widest
 //! instruction set the CPU has ([`Isa::best`]): blocks of 16 bytes with
@@ -169,6 +171,27 @@ trait Scan<const N: usize> {
     /// As for [`Scan::stop_bits`].
     unsafe fn find_in_rest(text: &[u8], at: usize, stops: Stops) -> usize;
 }
+
+/// The bytes [`escape_blocks`] takes at once, and the room in its output
+/// it needs for each block: a block of escapes only doubles.
+pub const ESCAPE_BLOCK: usize = 32;
+pub const ESCAPE_ROOM: usize = 2 * ESCAPE_BLOCK;
+
+/// The letter after the `\` of each ASCII byte that the JSON escape mode
+/// writes as two bytes (`\"`, `\\`, `\b`, `\t`, `\n`, `\f`, `\r`);
+/// 0 for the others, of which those below 0x20 are written as `\u00XX`
+/// and the rest as they are.
+pub const JSON_LETTERS: [u8; 128] = {
+    let mut letters = [0; 128];
+    letters[0x08] = b'b';
+    letters[0x09] = b't';
+    letters[0x0A] = b'n';
+    letters[0x0C] = b'f';
+    letters[0x0D] = b'r';
+    letters[b'"' as usize] = b'"';
+    letters[b'\\' as usize] = b'\\';
+    letters
+};
 
 /// An instruction set this CPU has. Only [`Isa::best`] and [`Isa::all`]
 /// make one, each after checking the CPU, so a function given an `Isa`
@@ -341,6 +364,18 @@ impl Isa {
             },
         }
     }
+
+    /// [`escape_blocks`] with this instruction set: `None` for one without
+    /// a block loop for it, where the encoder's loop escapes every byte.
+    #[inline(always)]
+    pub fn escape_blocks(self, text: &[u8], from: usize, out: &mut Vec<u8>) -> Option<usize> {
+        match self.0 {
+            // SAFETY: an `Isa` of this kind is made only where the CPU has it.
+            #[cfg(target_arch = "x86_64")]
+            Kind::Avx512Vbmi2 => Some(unsafe { x86_64::avx512::escape_blocks(text, from, out) }),
+            _ => None,
+        }
+    }
 }
 
 /// The first byte from `from` that is `"`, `\` or below 0x20, or
@@ -445,3 +480,19 @@ pub use lane::copy_to_stop;
 /// uses memchr's iterator, and the portable twin serves the tests.
 #[cfg(target_arch = "x86_64")]
 pub use x86_64::sse2::newline_mask;
+
+/// Appends `text[from..]` to `out` as the JSON escape mode writes it (see
+/// [`JSON_LETTERS`]), whole blocks of [`ESCAPE_BLOCK`] bytes at a time,
+/// and returns where it stopped: at the first block that holds a byte
+/// written as `\u00XX`, that `out` has less than [`ESCAPE_ROOM`] bytes of
+/// room for, or that the text does not fill. Bytes of 0x80 and above are
+/// copied: whether they are UTF-8 is the caller's to check.
+///
+/// Only AVX-512 with VBMI2 has such a loop (an expand places a block's
+/// bytes around the `\` of its escapes); elsewhere it writes nothing and
+/// returns `from`. The portable twin, [`portable::escape_blocks`], is what
+/// the tests and the fuzz target hold the loop to.
+#[inline(always)]
+pub fn escape_blocks(text: &[u8], from: usize, out: &mut Vec<u8>) -> usize {
+    Isa::best().escape_blocks(text, from, out).unwrap_or(from)
+}

@@ -163,3 +163,24 @@ fn bits(highs: u64) -> u64 {
     // partial products land on the same bit.
     ((highs >> 7).wrapping_mul(0x0102_0408_1020_4080)) >> 56
 }
+
+/// [`super::escape_blocks`] a byte at a time: the definition the vector
+/// loop is held to.
+pub fn escape_blocks(text: &[u8], from: usize, out: &mut Vec<u8>) -> usize {
+    let mut at = from;
+    while let Some(block) = text.get(at..at + super::ESCAPE_BLOCK) {
+        let letter = |byte: u8| super::JSON_LETTERS.get(usize::from(byte)).copied();
+        let long = |byte: u8| byte < 0x20 && letter(byte) == Some(0);
+        if out.capacity() - out.len() < super::ESCAPE_ROOM || block.iter().any(|&b| long(b)) {
+            break;
+        }
+        for &byte in block {
+            match letter(byte) {
+                Some(letter) if letter != 0 => out.extend_from_slice(&[b'\\', letter]),
+                _ => out.push(byte),
+            }
+        }
+        at += super::ESCAPE_BLOCK;
+    }
+    at
+}

@@ -429,10 +429,16 @@ fn escape_rest(
 ) -> Result<(), TryReserveError> {
     let stops = escape.stops();
     let mut at = from;
-    while let Some(&byte) = text.get(at) {
+    while at < text.len() {
         // Room for the rest, a lane stored whole and an escape's growth,
         // so that nothing below allocates but here, where it may fail.
         out.try_reserve(text.len() - at + LANE + ESCAPE_MAX)?;
+        if escape == Escape::Json {
+            at = arch::escape_blocks(text, at, out);
+        }
+        let Some(&byte) = text.get(at) else {
+            break;
+        };
         at += if byte < 0x80 {
             match escape.ascii(byte) {
                 Some(sequence) => {
@@ -440,7 +446,8 @@ fn escape_rest(
                     out.extend_from_slice(&sequence);
                     out.truncate(length);
                 }
-                // The scan stops only at bytes the mode escapes.
+                // Not escaped: where the block loop stopped, or where
+                // `plain` said the escapes start.
                 None => out.push(byte),
             }
             1
@@ -449,9 +456,10 @@ fn escape_rest(
         {
             write_char_escape(out, &text[at..])
         } else {
-            // The first byte of a character the mode writes as it is (the
-            // scan stops at those of U+2000 to U+2FFF, or `plain` was
-            // where a check stopped at the first past ASCII).
+            // A byte of a character the mode writes as it is (the scan
+            // stops at the first of U+2000 to U+2FFF, the block loop
+            // anywhere, or `plain` was where a check stopped at the first
+            // past ASCII).
             out.push(byte);
             1
         };

@@ -5,7 +5,7 @@
 //! bytes a step.
 
 use super::super::generic::{self, Took, Writer};
-use super::super::{Block, Copied, Masks, Run, Special};
+use super::super::{Block, Copied, Masks, Run, Special, ESCAPE_BLOCK, ESCAPE_ROOM, JSON_LETTERS};
 use super::avx2::Avx2;
 use std::arch::x86_64::{
     __m512i, _bzhi_u64, _mm512_alignr_epi64, _mm512_alignr_epi8, _mm512_and_si512,
@@ -14,6 +14,9 @@ use std::arch::x86_64::{
     _mm512_movepi8_mask, _mm512_or_si512, _mm512_permutex2var_epi8, _mm512_set1_epi8,
     _mm512_setzero_si512, _mm512_shuffle_epi8, _mm512_srli_epi16, _mm512_storeu_si512,
     _mm512_subs_epu8, _mm512_test_epi8_mask, _mm512_xor_si512, _mm_loadu_si128,
+};
+use std::arch::x86_64::{
+    _mm256_loadu_si256, _mm512_mask_expand_epi8, _mm512_zextsi256_si512, _pdep_u64, _pext_u64,
 };
 
 /// AVX-512F and BW, and all that [`super::avx2`] needs, whose blocks the
@@ -156,6 +159,56 @@ pub(in super::super) unsafe fn copy_runs_compressed<S: Special>(
         let rest =
             |input: &[u8], at, out: &mut Vec<u8>, state: &mut S| copy_runs(input, at, out, state);
         generic::copy_blocks(input, from, out, special, block, rest)
+    }
+}
+
+/// [`super::super::escape_blocks`]: a block's escapes found by three
+/// compares, their letters looked up in [`JSON_LETTERS`] by a permute,
+/// and the block's bytes, each escaped one replaced by its letter, placed
+/// around a `\` before each of those by an expand. Where they go comes
+/// from two slots a byte, the `\` it may need and then itself: `pext`
+/// squeezes out the slots of the `\` that are not needed, and what is
+/// left of the odd ones marks the output's bytes that are the block's.
+///
+/// # Safety
+/// As for [`copy_runs_compressed`].
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi1,bmi2,popcnt")]
+pub(in super::super) unsafe fn escape_blocks(text: &[u8], from: usize, out: &mut Vec<u8>) -> usize {
+    const BYTE_SLOTS: u64 = 0xAAAA_AAAA_AAAA_AAAA;
+    const BACKSLASH_SLOTS: u64 = 0x5555_5555_5555_5555;
+    const BLOCK: u64 = (1 << ESCAPE_BLOCK) - 1;
+    // SAFETY: the caller's contract. Each load reads the 32 bytes of a
+    // block of `text` or the 64 of a half of the table; each store writes
+    // 64 bytes where `out` has room for them, and counts only the block's
+    // bytes and their `\`.
+    unsafe {
+        let letters_low = _mm512_loadu_si512(JSON_LETTERS.as_ptr().cast());
+        let letters_high = _mm512_loadu_si512(JSON_LETTERS[64..].as_ptr().cast());
+        let mut at = from;
+        while let Some(block) = text.get(at..at + ESCAPE_BLOCK) {
+            if out.capacity() - out.len() < ESCAPE_ROOM {
+                break;
+            }
+            let bytes = _mm512_zextsi256_si512(_mm256_loadu_si256(block.as_ptr().cast()));
+            // The table has 128 entries: the permute reads a byte's low
+            // seven bits, so only the bytes found escaped take a letter.
+            let letters = _mm512_permutex2var_epi8(letters_low, bytes, letters_high);
+            let control = _mm512_cmplt_epu8_mask(bytes, _mm512_set1_epi8(0x20)) & BLOCK;
+            if control & !_mm512_test_epi8_mask(letters, letters) != 0 {
+                break;
+            }
+            let escaped = control
+                | _mm512_cmpeq_epi8_mask(bytes, _mm512_set1_epi8(b'"' as i8))
+                | _mm512_cmpeq_epi8_mask(bytes, _mm512_set1_epi8(b'\\' as i8));
+            let slots = BYTE_SLOTS | _pdep_u64(escaped, BACKSLASH_SLOTS);
+            let placed = _pext_u64(BYTE_SLOTS, slots);
+            let kept = _mm512_mask_blend_epi8(escaped, bytes, letters);
+            let written = _mm512_mask_expand_epi8(_mm512_set1_epi8(b'\\' as i8), placed, kept);
+            _mm512_storeu_si512(out.as_mut_ptr().add(out.len()).cast(), written);
+            out.set_len(out.len() + ESCAPE_BLOCK + escaped.count_ones() as usize);
+            at += ESCAPE_BLOCK;
+        }
+        at
     }
 }
 
