@@ -45,9 +45,10 @@ tools:
 	    echo "mix, dialyzer or c++ not found: install them (apt-get install $(TOOLS))"; exit 1; \
 	  fi; }
 
-# The parser's tests again on each narrower instruction set the CPU has
-# (MCP_FRAMER_ISA; one it lacks leaves the widest): tests/arch.rs holds
-# the vector code itself to the portable twin, these the JSON on top.
+# The parser's and the encoder's tests again on each narrower instruction
+# set the CPU has (MCP_FRAMER_ISA; one it lacks leaves the widest):
+# tests/arch.rs holds the vector code itself to the portable twin, these
+# the JSON on top.
 NARROWER_ISAS := portable sse2 avx2 avx512
 rust-tests:
 	cargo fmt --all --check
@@ -55,7 +56,8 @@ rust-tests:
 	cargo test --locked
 	for isa in $(NARROWER_ISAS); do \
 	  MCP_FRAMER_ISA=$$isa cargo test --locked -q -p mcp_framer_core --test json_rules \
-	    --test json_strings --test json_properties --test properties || exit 1; done
+	    --test json_strings --test json_properties --test properties \
+	    --test encode_rules --test encode_properties || exit 1; done
 	cargo fmt --manifest-path fuzz/Cargo.toml --check
 
 # Each target gets a third, rounded up: -max_total_time=0 would mean no limit.
@@ -81,7 +83,8 @@ elixir-tests: $(EVERYTHING)
 	mix format --check-formatted
 	MIX_ENV=test mix compile --warnings-as-errors
 	mix test --warnings-as-errors
-	MCP_FRAMER_ISA=avx2 mix test --warnings-as-errors test/json_differential_test.exs test/decode_test.exs
+	MCP_FRAMER_ISA=avx2 mix test --warnings-as-errors test/json_differential_test.exs test/decode_test.exs \
+	  test/encode_differential_test.exs test/encode_test.exs
 
 # Dialyzer reads Elixir's debug info through the elixir application, so
 # its ebin goes on the code path. The PLT (erts, kernel, stdlib, elixir)

@@ -25,7 +25,7 @@
 //! * [`copy_to_stop`]: for the encoder, copies string text onto a buffer
 //!   up to that byte, a 16-byte lane at a time: the text between escapes.
 //! * [`escape_blocks`]: for the encoder, writes text with escapes in the
-//!   JSON mode, a block of 32 bytes at a time, where AVX-512 has VBMI2.
+//!   JSON mode, a block of 32 bytes at a time, with AVX2 or AVX-512 VBMI2.
 //!
 //! [`find_special`], [`copy_runs`] and [`find_stop`] use the widest
 //! instruction set the CPU has ([`Isa::best`]): blocks of 16 bytes with
@@ -372,6 +372,11 @@ impl Isa {
         match self.0 {
             // SAFETY: an `Isa` of this kind is made only where the CPU has it.
             #[cfg(target_arch = "x86_64")]
+            Kind::Avx2 | Kind::Avx512 => {
+                Some(unsafe { x86_64::avx2::escape_blocks(text, from, out) })
+            }
+            // SAFETY: as above.
+            #[cfg(target_arch = "x86_64")]
             Kind::Avx512Vbmi2 => Some(unsafe { x86_64::avx512::escape_blocks(text, from, out) }),
             _ => None,
         }
@@ -488,10 +493,12 @@ pub use x86_64::sse2::newline_mask;
 /// room for, or that the text does not fill. Bytes of 0x80 and above are
 /// copied: whether they are UTF-8 is the caller's to check.
 ///
-/// Only AVX-512 with VBMI2 has such a loop (an expand places a block's
-/// bytes around the `\` of its escapes); elsewhere it writes nothing and
-/// returns `from`. The portable twin, [`portable::escape_blocks`], is what
-/// the tests and the fuzz target hold the loop to.
+/// AVX-512 with VBMI2 places a block's bytes around the `\` of its
+/// escapes by one expand, AVX2 (and AVX-512 without VBMI2) by a shuffle
+/// for each 8 of them; with SSE2 alone, and on other targets, it writes
+/// nothing and returns `from`, and the encoder's loop escapes every byte.
+/// The portable twin, [`portable::escape_blocks`], is what the tests and
+/// the fuzz target hold the loops to.
 #[inline(always)]
 pub fn escape_blocks(text: &[u8], from: usize, out: &mut Vec<u8>) -> usize {
     Isa::best().escape_blocks(text, from, out).unwrap_or(from)

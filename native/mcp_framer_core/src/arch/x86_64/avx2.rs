@@ -3,7 +3,9 @@
 //! block's one-byte escapes decoded all at once.
 
 use super::super::generic::{self, Took, Writer};
-use super::super::{Block, Copied, Masks, Run, Scan, Special, Stops};
+use super::super::{
+    Block, Copied, Masks, Run, Scan, Special, Stops, ESCAPE_BLOCK, ESCAPE_ROOM, JSON_LETTERS,
+};
 use super::sse2;
 use std::arch::x86_64::{
     __m256i, _mm256_and_si256, _mm256_blendv_epi8, _mm256_broadcastsi128_si256,
@@ -11,7 +13,7 @@ use std::arch::x86_64::{
     _mm256_max_epu8, _mm256_movemask_epi8, _mm256_or_si256, _mm256_set1_epi32, _mm256_set1_epi64x,
     _mm256_set1_epi8, _mm256_setr_epi8, _mm256_setzero_si256, _mm256_shuffle_epi8,
     _mm256_srli_epi16, _mm256_storeu_si256, _mm_add_epi8, _mm_loadl_epi64, _mm_loadu_si128,
-    _mm_set1_epi8, _mm_shuffle_epi8, _mm_storeu_si128,
+    _mm_set1_epi8, _mm_shuffle_epi8, _mm_storeu_si128, _mm_unpackhi_epi64, _mm_unpacklo_epi64,
 };
 
 pub(in super::super) fn detected() -> bool {
@@ -223,6 +225,92 @@ static LEFT_PACK: [[u8; 8]; 256] = {
                 table[bits][kept] = bit as u8;
                 kept += 1;
             }
+            bit += 1;
+        }
+        bits += 1;
+    }
+    table
+};
+
+/// [`super::super::escape_blocks`]: a block's escapes found by compares,
+/// the letters of its control bytes looked up by a shuffle of their low
+/// nibble (a control byte of 0x10 and above has none), and each 8 of its
+/// bytes, each escaped one replaced by its letter, spread over 16 by a
+/// shuffle from [`EXPAND`] that puts a `\` before each escaped one.
+///
+/// # Safety
+/// As for [`find_special`].
+#[target_feature(enable = "avx2,bmi1,bmi2,popcnt")]
+pub(in super::super) unsafe fn escape_blocks(text: &[u8], from: usize, out: &mut Vec<u8>) -> usize {
+    // SAFETY: the caller's contract. Each load reads the 32 bytes of a
+    // block of `text` or 16 of a table; each store writes 16 bytes into
+    // the 64 of room `out` has, the last starting at most 48 bytes on,
+    // and counts only the block's bytes and their `\`.
+    unsafe {
+        // The letters of the bytes below 0x10: the first 16 of the table.
+        let letters = _mm256_broadcastsi128_si256(_mm_loadu_si128(JSON_LETTERS.as_ptr().cast()));
+        let mut at = from;
+        while let Some(block) = text.get(at..at + ESCAPE_BLOCK) {
+            if out.capacity() - out.len() < ESCAPE_ROOM {
+                break;
+            }
+            let bytes = _mm256_loadu_si256(block.as_ptr().cast());
+            // Unsigned: a byte is below N when its maximum with N - 1 is N - 1.
+            let below = |n: i8| {
+                let limit = _mm256_set1_epi8(n - 1);
+                _mm256_cmpeq_epi8(_mm256_max_epu8(bytes, limit), limit)
+            };
+            let control = below(0x20);
+            let lettered = _mm256_and_si256(below(0x10), _mm256_shuffle_epi8(letters, bytes));
+            let named = _mm256_cmpeq_epi8(lettered, _mm256_setzero_si256());
+            let mask = |v: __m256i| _mm256_movemask_epi8(v) as u32;
+            if mask(control) & mask(named) != 0 {
+                break;
+            }
+            let quote = _mm256_cmpeq_epi8(bytes, _mm256_set1_epi8(b'"' as i8));
+            let backslash = _mm256_cmpeq_epi8(bytes, _mm256_set1_epi8(b'\\' as i8));
+            let escaped = mask(_mm256_or_si256(_mm256_or_si256(quote, backslash), control));
+            let kept = _mm256_blendv_epi8(bytes, lettered, control);
+            let (low, high) = (
+                _mm256_castsi256_si128(kept),
+                _mm256_extracti128_si256::<1>(kept),
+            );
+            let backslashes = _mm_set1_epi8(b'\\' as i8);
+            let eighths = [
+                _mm_unpacklo_epi64(low, backslashes),
+                _mm_unpackhi_epi64(low, backslashes),
+                _mm_unpacklo_epi64(high, backslashes),
+                _mm_unpackhi_epi64(high, backslashes),
+            ];
+            let end = out.as_mut_ptr().add(out.len());
+            let mut written = 0;
+            for (eighth, bytes) in eighths.into_iter().enumerate() {
+                let bits = (escaped >> (8 * eighth)) as u8;
+                let order = _mm_loadu_si128(EXPAND[usize::from(bits)].as_ptr().cast());
+                _mm_storeu_si128(end.add(written).cast(), _mm_shuffle_epi8(bytes, order));
+                written += 8 + bits.count_ones() as usize;
+            }
+            out.set_len(out.len() + written);
+            at += ESCAPE_BLOCK;
+        }
+        at
+    }
+}
+
+/// For each set of escaped bytes among 8, the shuffle order that spreads
+/// the 8 over 16, a `\` (index 8, where [`escape_blocks`] keeps them)
+/// before each escaped one; the bytes past those are `\` too.
+static EXPAND: [[u8; 16]; 256] = {
+    let mut table = [[8; 16]; 256];
+    let mut bits = 0;
+    while bits < 256 {
+        let (mut bit, mut at) = (0, 0);
+        while bit < 8 {
+            if bits & (1 << bit) != 0 {
+                at += 1;
+            }
+            table[bits][at] = bit as u8;
+            at += 1;
             bit += 1;
         }
         bits += 1;
