@@ -53,6 +53,7 @@ NARROWER_ISAS := portable sse2 avx2 avx512
 rust-tests:
 	cargo fmt --all --check
 	cargo clippy --all-targets --locked -- -D warnings
+	RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked -q
 	cargo test --locked
 	for isa in $(NARROWER_ISAS); do \
 	  MCP_FRAMER_ISA=$$isa cargo test --locked -q -p mcp_framer_core --test json_rules \

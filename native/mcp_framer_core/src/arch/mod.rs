@@ -465,14 +465,14 @@ use x86_64::sse2 as lane;
 #[cfg(not(target_arch = "x86_64"))]
 use portable as lane;
 
-/// [`Masks`] of a 16-byte lane, from [`lane`], so that it inlines into the
+/// [`Masks`] of a 16-byte lane, from `lane`, so that it inlines into the
 /// parser's loop.
 pub use lane::classify_lane;
 
 /// Appends `text[from..stop]` to `out` and returns `stop`, the index
 /// [`find_stop`] gives. Each lane is stored whole and the bytes past the
 /// stop cut off again: a run between two escapes is copied without a call
-/// to `memcpy`, which costs more than such a run. In [`lane`]'s lanes of
+/// to `memcpy`, which costs more than such a run. In `lane`'s lanes of
 /// 16 bytes, inlined with the mode's stops as constants, on every CPU: the
 /// runs between escapes are short.
 ///
