@@ -4,7 +4,7 @@
 //! here is inlined into that function, so that the block's instructions
 //! are too.
 
-use super::{Block, Copied, Decoded, Masks, Run, Scan, Special, Stops};
+use super::{Block, Copied, Decoded, Masks, Run, Scan, Special, Stops, ESCAPE_BLOCK, ESCAPE_ROOM};
 
 /// The bits of a mask below bit `length` (< 64).
 #[inline(always)]
@@ -327,6 +327,39 @@ pub(super) fn last_run_start<const N: usize>(backslash: u64) -> u64 {
         0 => 0,
         run => 1 << (N as u32 - run),
     }
+}
+
+/// [`super::escape_blocks`] by a loop over blocks of [`ESCAPE_BLOCK`]
+/// bytes: `block` writes a block's text where the pointer says, with room
+/// for [`ESCAPE_ROOM`] bytes there, and returns how many it wrote, or
+/// `None` for a block with a byte written as `\u00XX`, which ends the
+/// loop as a lack of room does.
+///
+/// # Safety
+/// `block` writes every byte it counts, and no more than [`ESCAPE_ROOM`].
+#[inline(always)]
+pub(super) unsafe fn escape_blocks(
+    text: &[u8],
+    from: usize,
+    out: &mut Vec<u8>,
+    mut block: impl FnMut(&[u8; ESCAPE_BLOCK], *mut u8) -> Option<usize>,
+) -> usize {
+    let mut at = from;
+    while let Some(bytes) = block_at::<ESCAPE_BLOCK>(text, at) {
+        if out.capacity() - out.len() < ESCAPE_ROOM {
+            break;
+        }
+        // SAFETY: `out` has room for ESCAPE_ROOM bytes past its length, and
+        // the caller's contract: `block` wrote as many as it counts there.
+        unsafe {
+            let Some(written) = block(bytes, out.as_mut_ptr().add(out.len())) else {
+                break;
+            };
+            out.set_len(out.len() + written);
+        }
+        at += ESCAPE_BLOCK;
+    }
+    at
 }
 
 /// [`super::find_stop`] in blocks of N bytes; the rest, fewer than N, as

@@ -3,9 +3,7 @@
 //! block's one-byte escapes decoded all at once.
 
 use super::super::generic::{self, Took, Writer};
-use super::super::{
-    Block, Copied, Masks, Run, Scan, Special, Stops, ESCAPE_BLOCK, ESCAPE_ROOM, JSON_LETTERS,
-};
+use super::super::{Block, Copied, Masks, Run, Scan, Special, Stops, ESCAPE_BLOCK, JSON_LETTERS};
 use super::sse2;
 use std::arch::x86_64::{
     __m256i, _mm256_and_si256, _mm256_blendv_epi8, _mm256_broadcastsi128_si256,
@@ -244,16 +242,12 @@ static LEFT_PACK: [[u8; 8]; 256] = {
 pub(in super::super) unsafe fn escape_blocks(text: &[u8], from: usize, out: &mut Vec<u8>) -> usize {
     // SAFETY: the caller's contract. Each load reads the 32 bytes of a
     // block of `text` or 16 of a table; each store writes 16 bytes into
-    // the 64 of room `out` has, the last starting at most 48 bytes on,
-    // and counts only the block's bytes and their `\`.
+    // the 64 of room `generic::escape_blocks` gives it, the last starting
+    // at most 48 bytes on, and counts only the block's bytes and their `\`.
     unsafe {
         // The letters of the bytes below 0x10: the first 16 of the table.
         let letters = _mm256_broadcastsi128_si256(_mm_loadu_si128(JSON_LETTERS.as_ptr().cast()));
-        let mut at = from;
-        while let Some(block) = text.get(at..at + ESCAPE_BLOCK) {
-            if out.capacity() - out.len() < ESCAPE_ROOM {
-                break;
-            }
+        let block = |block: &[u8; ESCAPE_BLOCK], end: *mut u8| {
             let bytes = _mm256_loadu_si256(block.as_ptr().cast());
             // Unsigned: a byte is below N when its maximum with N - 1 is N - 1.
             let below = |n: i8| {
@@ -265,7 +259,7 @@ pub(in super::super) unsafe fn escape_blocks(text: &[u8], from: usize, out: &mut
             let named = _mm256_cmpeq_epi8(lettered, _mm256_setzero_si256());
             let mask = |v: __m256i| _mm256_movemask_epi8(v) as u32;
             if mask(control) & mask(named) != 0 {
-                break;
+                return None;
             }
             let quote = _mm256_cmpeq_epi8(bytes, _mm256_set1_epi8(b'"' as i8));
             let backslash = _mm256_cmpeq_epi8(bytes, _mm256_set1_epi8(b'\\' as i8));
@@ -282,7 +276,6 @@ pub(in super::super) unsafe fn escape_blocks(text: &[u8], from: usize, out: &mut
                 _mm_unpacklo_epi64(high, backslashes),
                 _mm_unpackhi_epi64(high, backslashes),
             ];
-            let end = out.as_mut_ptr().add(out.len());
             let mut written = 0;
             for (eighth, bytes) in eighths.into_iter().enumerate() {
                 let bits = (escaped >> (8 * eighth)) as u8;
@@ -290,10 +283,9 @@ pub(in super::super) unsafe fn escape_blocks(text: &[u8], from: usize, out: &mut
                 _mm_storeu_si128(end.add(written).cast(), _mm_shuffle_epi8(bytes, order));
                 written += 8 + bits.count_ones() as usize;
             }
-            out.set_len(out.len() + written);
-            at += ESCAPE_BLOCK;
-        }
-        at
+            Some(written)
+        };
+        generic::escape_blocks(text, from, out, block)
     }
 }
 

@@ -5,7 +5,7 @@
 //! bytes a step.
 
 use super::super::generic::{self, Took, Writer};
-use super::super::{Block, Copied, Masks, Run, Special, ESCAPE_BLOCK, ESCAPE_ROOM, JSON_LETTERS};
+use super::super::{Block, Copied, Masks, Run, Special, ESCAPE_BLOCK, JSON_LETTERS};
 use super::avx2::Avx2;
 use std::arch::x86_64::{
     __m512i, _bzhi_u64, _mm512_alignr_epi64, _mm512_alignr_epi8, _mm512_and_si512,
@@ -179,23 +179,19 @@ pub(in super::super) unsafe fn escape_blocks(text: &[u8], from: usize, out: &mut
     const BLOCK: u64 = (1 << ESCAPE_BLOCK) - 1;
     // SAFETY: the caller's contract. Each load reads the 32 bytes of a
     // block of `text` or the 64 of a half of the table; each store writes
-    // 64 bytes where `out` has room for them, and counts only the block's
-    // bytes and their `\`.
+    // 64 bytes, the room `generic::escape_blocks` gives it, and counts only
+    // the block's bytes and their `\`.
     unsafe {
         let letters_low = _mm512_loadu_si512(JSON_LETTERS.as_ptr().cast());
         let letters_high = _mm512_loadu_si512(JSON_LETTERS[64..].as_ptr().cast());
-        let mut at = from;
-        while let Some(block) = text.get(at..at + ESCAPE_BLOCK) {
-            if out.capacity() - out.len() < ESCAPE_ROOM {
-                break;
-            }
+        let block = |block: &[u8; ESCAPE_BLOCK], end: *mut u8| {
             let bytes = _mm512_zextsi256_si512(_mm256_loadu_si256(block.as_ptr().cast()));
             // The table has 128 entries: the permute reads a byte's low
             // seven bits, so only the bytes found escaped take a letter.
             let letters = _mm512_permutex2var_epi8(letters_low, bytes, letters_high);
             let control = _mm512_cmplt_epu8_mask(bytes, _mm512_set1_epi8(0x20)) & BLOCK;
             if control & !_mm512_test_epi8_mask(letters, letters) != 0 {
-                break;
+                return None;
             }
             let escaped = control
                 | _mm512_cmpeq_epi8_mask(bytes, _mm512_set1_epi8(b'"' as i8))
@@ -204,11 +200,10 @@ pub(in super::super) unsafe fn escape_blocks(text: &[u8], from: usize, out: &mut
             let placed = _pext_u64(BYTE_SLOTS, slots);
             let kept = _mm512_mask_blend_epi8(escaped, bytes, letters);
             let written = _mm512_mask_expand_epi8(_mm512_set1_epi8(b'\\' as i8), placed, kept);
-            _mm512_storeu_si512(out.as_mut_ptr().add(out.len()).cast(), written);
-            out.set_len(out.len() + ESCAPE_BLOCK + escaped.count_ones() as usize);
-            at += ESCAPE_BLOCK;
-        }
-        at
+            _mm512_storeu_si512(end.cast(), written);
+            Some(ESCAPE_BLOCK + escaped.count_ones() as usize)
+        };
+        generic::escape_blocks(text, from, out, block)
     }
 }
 
