@@ -433,7 +433,9 @@ fn escape_rest(
         // Room for the rest, a lane stored whole and an escape's growth,
         // so that nothing below allocates but here, where it may fail.
         out.try_reserve(text.len() - at + LANE + ESCAPE_MAX)?;
-        if escape == Escape::Json {
+        // A shorter rest, most strings' after an escape, is not worth the
+        // call.
+        if escape == Escape::Json && text.len() - at >= arch::ESCAPE_BLOCK {
             at = arch::escape_blocks(text, at, out);
         }
         let Some(&byte) = text.get(at) else {
