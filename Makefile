@@ -9,7 +9,9 @@
 # make dialyzer  checks the specs of the compiled modules (make test runs it)
 # make bench    framing against a pure-Elixir framer (and a real Port);
 #               decoding against that framer followed by jiffy, Elixir's
-#               JSON and the floor (:erlang.binary_to_term/1); large
+#               JSON, Jason and simdjson's NIF (those two when on the code
+#               path; bench/README.md) and the floor
+#               (:erlang.binary_to_term/1); large
 #               documents against a dirty scheduler from the start;
 #               encoding against jiffy, Elixir's JSON and the floor
 #               (:erlang.term_to_binary/1)

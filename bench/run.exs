@@ -379,30 +379,32 @@ defmodule Bench.Decoding do
 
   # {name, goals, a function that builds the chunks from the text pool and
   # the random bytes}. The goals are the least ratios wanted against the
-  # framer followed by jiffy (OTP 25 here), by Elixir's JSON (OTP 29) and by
-  # Jason. Chunks are pipe-sized and cut at random points, as
+  # framer followed by jiffy (OTP 25 here), by Elixir's JSON (OTP 29), by
+  # Jason, and by simdjson's NIF (simdjsone), the fastest BEAM decoder we
+  # know of, which every row is to lead by 1.5x. Chunks are pipe-sized and cut at random points, as
   # Bench.Traffic.pipe_size/0 draws them, unless the name says otherwise.
   def rows do
     pipe = &T.pipe_size/0
 
     [
-      {"mixed MCP trace", [jiffy: 4.5, json: 7.0, jason: 8.0],
+      {"mixed MCP trace", [jiffy: 4.5, json: 7.0, jason: 8.0, simdjson: 1.5],
        fn {pool, noise} -> T.chunks(D.stream(32 * @mib, &D.mixed(pool, noise, &1)), pipe) end},
-      {"progress notifications, ~150 B", [jiffy: 3.5, json: 4.0, jason: 3.5],
+      {"progress notifications, ~150 B", [jiffy: 3.5, json: 4.0, jason: 3.5, simdjson: 1.5],
        fn {pool, _} -> T.chunks(D.stream(8 * @mib, &D.progress(pool, &1)), pipe) end},
-      {"tools/list results, schema-heavy", [jiffy: 3.0, json: 3.5, jason: 3.5, floor: 1.5],
+      {"tools/list results, schema-heavy",
+       [jiffy: 3.0, json: 3.5, jason: 3.5, simdjson: 1.5, floor: 1.5],
        fn {pool, _} -> T.chunks(D.stream(16 * @mib, &D.tools_list(pool, &1)), pipe) end},
-      {"text results with escapes, 1-30 KB", [jiffy: 4.5, json: 10.0, jason: 8.0],
+      {"text results with escapes, 1-30 KB", [jiffy: 4.5, json: 10.0, jason: 8.0, simdjson: 1.5],
        fn {pool, _} ->
          size = T.between(1 * @kib, 30 * @kib)
          T.chunks(D.stream(16 * @mib, &D.text_result(pool, &1, size.())), pipe)
        end},
-      {"base64 blobs, 50-550 KB", [jiffy: 5.5, json: 6.0, jason: 15.0],
+      {"base64 blobs, 50-550 KB", [jiffy: 5.5, json: 6.0, jason: 15.0, simdjson: 1.5],
        fn {_, noise} ->
          size = T.between(50 * @kib, 550 * @kib)
          T.chunks(D.stream(32 * @mib, &D.blob_result(noise, &1, size.())), pipe)
        end},
-      {"~300 B msgs, one per chunk", [jiffy: 3.0, json: 4.0, jason: 3.0],
+      {"~300 B msgs, one per chunk", [jiffy: 3.0, json: 4.0, jason: 3.0, simdjson: 1.5],
        fn {pool, _} -> T.one_per_chunk(D.stream(4 * @mib, &D.small(pool, &1))) end}
     ]
   end
@@ -419,10 +421,11 @@ defmodule Bench.Decoding do
   end
 
   # The decoders this BEAM has: jiffy where Debian packages it (bookworm,
-  # trixie), JSON from Elixir 1.18 on, Jason where it is on the code path.
-  # Chosen when this file compiles, so that no call to a missing module is
+  # trixie), JSON from Elixir 1.18 on, Jason and simdjson's NIF where they
+  # are on the code path (bench/README.md says how to build them). Chosen
+  # when this file compiles, so that no call to a missing module is
   # compiled.
-  def decoders, do: jiffy() ++ json() ++ jason()
+  def decoders, do: jiffy() ++ json() ++ jason() ++ simdjson()
 
   if Code.ensure_loaded?(:jiffy) do
     defp jiffy, do: [jiffy: &jiffy/1]
@@ -448,7 +451,20 @@ defmodule Bench.Decoding do
     defp jason, do: []
   end
 
-  @labels %{jiffy: "jiffy", json: "JSON", jason: "Jason"}
+  # simdjsone raises on invalid JSON, and returns the term itself.
+  if Code.ensure_loaded?(:simdjson) do
+    defp simdjson, do: [simdjson: &simdjson/1]
+
+    defp simdjson(message) do
+      {:ok, :simdjson.decode(message)}
+    catch
+      :error, reason -> {:error, reason}
+    end
+  else
+    defp simdjson, do: []
+  end
+
+  @labels %{jiffy: "jiffy", json: "JSON", jason: "Jason", simdjson: "simdjson"}
 
   defp baseline_feed(framer, chunk, decode) do
     case PureFramer.feed(framer, chunk) do
@@ -650,7 +666,8 @@ defmodule Bench.Decoding do
         for {side, _} <- decoders(), do: print_decoder(results, side)
         print_floor(results)
         print_documents(results)
-        if jason() == [], do: print_jason(rows)
+        if jason() == [], do: print_missing(rows, :jason, "Jason.decode/1")
+        if simdjson() == [], do: print_missing(rows, :simdjson, ":simdjson.decode/1")
         if port?, do: print_port(port_trace(source))
     end
   end
@@ -658,7 +675,8 @@ defmodule Bench.Decoding do
   @calls [
     jiffy: ":jiffy.decode(m, [:return_maps])",
     json: "Elixir's JSON.decode(m)",
-    jason: "Jason.decode(m)"
+    jason: "Jason.decode(m)",
+    simdjson: ":simdjson.decode(m) (simdjsone)"
   ]
 
   defp print_decoder(results, side) do
@@ -737,14 +755,16 @@ defmodule Bench.Decoding do
     end
   end
 
-  defp print_jason(rows) do
-    IO.puts("\nThe same rows against the pure-Elixir framer followed by Jason.decode!/1:\n")
+  # A decoder that cannot be installed here (bench/README.md says how to
+  # put it on the code path): its goals, unmeasured.
+  defp print_missing(rows, side, call) do
+    IO.puts("\nThe same rows against the pure-Elixir framer followed by #{call}:\n")
     IO.puts("| traffic | ratio | goal |")
     IO.puts("|---|---|---:|")
 
     for {_, {name, goals, _}} <- rows do
       IO.puts(
-        "| #{name} | not measured: Jason cannot be installed here | #{Bench.goal(goals[:jason])} |"
+        "| #{name} | not measured: not on this BEAM's code path | #{Bench.goal(goals[side])} |"
       )
     end
   end
