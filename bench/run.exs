@@ -657,7 +657,7 @@ defmodule Bench.Decoding do
       rows == [] and not port? ->
         :ok
 
-      decoders() == [] ->
+      Enum.empty?(decoders()) ->
         IO.puts("\nNo decoding rows: this BEAM has neither jiffy nor Elixir's JSON (1.18+)")
 
       true ->
