@@ -24,6 +24,25 @@ fn block_at<const N: usize>(input: &[u8], at: usize) -> Option<&[u8; N]> {
     input.get(at..at.checked_add(N)?)?.first_chunk()
 }
 
+/// How far ahead of a long scan [`prefetch_ahead`] asks for the input.
+const PREFETCH_DISTANCE: usize = 2048;
+
+/// Asks for the input's line [`PREFETCH_DISTANCE`] bytes past `at`, if it
+/// has one. A scan across strings that are not in the cache, base64
+/// blobs, ran 1.4x-2x as fast with it on this project's machines, most
+/// likely because the CPU's own prefetcher stops at each 4 KiB page
+/// (bench/README.md).
+#[inline(always)]
+fn prefetch_ahead(input: &[u8], at: usize) {
+    let ahead = at.saturating_add(PREFETCH_DISTANCE);
+    super::prefetch(
+        input
+            .get(ahead..)
+            .and_then(|rest| rest.get(..1))
+            .unwrap_or_default(),
+    );
+}
+
 /// The masks of the N bytes from `at`. Where fewer are left, the bits
 /// past the input's end are clear but for one special bit at the end
 /// itself, so that every scan stops there.
@@ -123,6 +142,7 @@ pub(super) unsafe fn find_special<const N: usize, B: Block<N>>(input: &[u8], fro
         // one test per 2N bytes.
         at += N - (input.as_ptr() as usize + at + N) % N;
         while let Some(pair) = block_at::<N>(input, at).zip(block_at::<N>(input, at + N)) {
+            prefetch_ahead(input, at);
             // SAFETY: the caller's contract.
             let (first, second) = unsafe { (B::classify(pair.0), B::classify(pair.1)) };
             if first.special | second.special != 0 {
@@ -375,6 +395,7 @@ pub(super) unsafe fn find_stop<const N: usize, B: Scan<N>>(
 ) -> usize {
     let mut at = from;
     while let Some(block) = text.get(at..).and_then(|rest| rest.first_chunk::<N>()) {
+        prefetch_ahead(text, at);
         // SAFETY: the caller's contract.
         let found = unsafe { B::stop_bits(block, stops) };
         if found != 0 {
