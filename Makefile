@@ -10,9 +10,8 @@
 # make bench    framing against a pure-Elixir framer (and a real Port);
 #               decoding against that framer followed by jiffy, Elixir's
 #               JSON, Jason and simdjson's NIF (those two when on the code
-#               path; bench/README.md) and the floor
-#               (:erlang.binary_to_term/1); large
-#               documents against a dirty scheduler from the start;
+#               path; bench/README.md) and the floor (:erlang.binary_to_term/1);
+#               large documents against a dirty scheduler from the start;
 #               encoding against jiffy, Elixir's JSON and the floor
 #               (:erlang.term_to_binary/1)
 #               (BENCH_ONLY=...; BEAM=trixie or forky runs it in that root)

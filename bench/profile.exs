@@ -1,7 +1,8 @@
 # make profile: where one side's time goes on one decoding row, sampled
 # by `perf record -e cpu-clock` (this machine has no hardware counters).
 #
-#   make profile ROW="text" SIDE=mcp_framer   (SIDE=jiffy or json too)
+#   make profile ROW="text" SIDE=mcp_framer   (or any side of the decoding
+#   rows: jiffy, json, jason, simdjson, as this BEAM has them)
 #
 # It builds the first row whose name contains ROW, starts feeding it
 # through SIDE over and over, each pass in a fresh process as make bench

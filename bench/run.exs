@@ -380,9 +380,9 @@ defmodule Bench.Decoding do
   # {name, goals, a function that builds the chunks from the text pool and
   # the random bytes}. The goals are the least ratios wanted against the
   # framer followed by jiffy (OTP 25 here), by Elixir's JSON (OTP 29), by
-  # Jason, and by simdjson's NIF (simdjsone), the fastest BEAM decoder we
-  # know of, which every row is to lead by 1.5x. Chunks are pipe-sized and cut at random points, as
-  # Bench.Traffic.pipe_size/0 draws them, unless the name says otherwise.
+  # Jason, and by simdjson's NIF (simdjsone; see bench/README.md). Chunks
+  # are pipe-sized and cut at random points, as Bench.Traffic.pipe_size/0
+  # draws them, unless the name says otherwise.
   def rows do
     pipe = &T.pipe_size/0
 
@@ -658,7 +658,7 @@ defmodule Bench.Decoding do
         :ok
 
       Enum.empty?(decoders()) ->
-        IO.puts("\nNo decoding rows: this BEAM has neither jiffy nor Elixir's JSON (1.18+)")
+        IO.puts("\nNo decoding rows: this BEAM has no JSON decoder to compare with")
 
       true ->
         source = source()
@@ -666,8 +666,11 @@ defmodule Bench.Decoding do
         for {side, _} <- decoders(), do: print_decoder(results, side)
         print_floor(results)
         print_documents(results)
-        if jason() == [], do: print_missing(rows, :jason, "Jason.decode/1")
-        if simdjson() == [], do: print_missing(rows, :simdjson, ":simdjson.decode/1")
+        if rows != [] and Enum.empty?(jason()), do: print_missing(rows, :jason, "Jason.decode/1")
+
+        if rows != [] and Enum.empty?(simdjson()),
+          do: print_missing(rows, :simdjson, ":simdjson.decode/1")
+
         if port?, do: print_port(port_trace(source))
     end
   end
@@ -755,8 +758,8 @@ defmodule Bench.Decoding do
     end
   end
 
-  # A decoder that cannot be installed here (bench/README.md says how to
-  # put it on the code path): its goals, unmeasured.
+  # A decoder not on this BEAM's code path (bench/README.md says how to
+  # put it there): its goals, unmeasured.
   defp print_missing(rows, side, call) do
     IO.puts("\nThe same rows against the pure-Elixir framer followed by #{call}:\n")
     IO.puts("| traffic | ratio | goal |")

@@ -24,16 +24,23 @@ fn block_at<const N: usize>(input: &[u8], at: usize) -> Option<&[u8; N]> {
     input.get(at..at.checked_add(N)?)?.first_chunk()
 }
 
-/// How far ahead of a long scan [`prefetch_ahead`] asks for the input.
+/// How far ahead of a long scan [`prefetch_ahead`] asks for the input:
+/// half a page. The CPU's own prefetcher most likely stops at the end of
+/// each 4 KiB page, and a scan of text not in the cache waits there
+/// (bench/README.md, "Prefetching ahead of long scans").
 const PREFETCH_DISTANCE: usize = 2048;
 
-/// Asks for the input's line [`PREFETCH_DISTANCE`] bytes past `at`, if it
-/// has one. A scan across strings that are not in the cache, base64
-/// blobs, ran 1.4x-2x as fast with it on this project's machines, most
-/// likely because the CPU's own prefetcher stops at each 4 KiB page
-/// (bench/README.md).
+/// Asks for the input's line [`PREFETCH_DISTANCE`] bytes past `at`, for
+/// a scan about to read `step` bytes from `at`: once a line where a step
+/// is shorter than one, once a step where it is longer (the CPU fetches
+/// the line beside the one asked for; asking for both cost the decoding
+/// framer's base64 row 1-3%).
 #[inline(always)]
-fn prefetch_ahead(input: &[u8], at: usize) {
+fn prefetch_ahead(input: &[u8], at: usize, step: usize) {
+    let offset = (input.as_ptr() as usize).wrapping_add(at) % 64;
+    if step < 64 && offset >= step {
+        return;
+    }
     let ahead = at.saturating_add(PREFETCH_DISTANCE);
     super::prefetch(
         input
@@ -142,7 +149,7 @@ pub(super) unsafe fn find_special<const N: usize, B: Block<N>>(input: &[u8], fro
         // one test per 2N bytes.
         at += N - (input.as_ptr() as usize + at + N) % N;
         while let Some(pair) = block_at::<N>(input, at).zip(block_at::<N>(input, at + N)) {
-            prefetch_ahead(input, at);
+            prefetch_ahead(input, at, 2 * N);
             // SAFETY: the caller's contract.
             let (first, second) = unsafe { (B::classify(pair.0), B::classify(pair.1)) };
             if first.special | second.special != 0 {
@@ -395,7 +402,7 @@ pub(super) unsafe fn find_stop<const N: usize, B: Scan<N>>(
 ) -> usize {
     let mut at = from;
     while let Some(block) = text.get(at..).and_then(|rest| rest.first_chunk::<N>()) {
-        prefetch_ahead(text, at);
+        prefetch_ahead(text, at, N);
         // SAFETY: the caller's contract.
         let found = unsafe { B::stop_bits(block, stops) };
         if found != 0 {

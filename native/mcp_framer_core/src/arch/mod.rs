@@ -18,8 +18,8 @@
 //!   or stops: a string with escapes.
 //! * [`is_utf8`]: whether text is UTF-8, for both; AVX-512 has its own,
 //!   others simdutf8's.
-//! * [`prefetch`]: for the encoder, a hint to fetch text that a slower
-//!   loop reaches next.
+//! * [`prefetch`]: a hint to fetch text before a loop reaches it, for
+//!   the encoder's segments and both long scans.
 //! * [`find_stop`]: for the encoder, the first byte from a position that
 //!   one escape mode's [`Stops`] hold for.
 //! * [`copy_to_stop`]: for the encoder, copies string text onto a buffer
@@ -423,9 +423,9 @@ fn is_long_utf8(bytes: &[u8]) -> bool {
 }
 
 /// Asks the CPU to bring `bytes` into its caches, a 64-byte line at a
-/// time, without waiting for them: for text that a slower loop reaches
-/// later, whose reads would otherwise wait for memory. A hint, with no
-/// effect on any result; nothing elsewhere.
+/// time, without waiting for them: for text that a loop reaches later,
+/// whose reads would otherwise wait for memory. A hint, with no effect on
+/// any result; nothing elsewhere.
 #[inline(always)]
 pub fn prefetch(bytes: &[u8]) {
     #[cfg(target_arch = "x86_64")]
