@@ -113,7 +113,9 @@ defmodule McpFramer do
   and `stream/2` too, with `decode: :json`. A line that goes past a limit
   is an error item, as is one whose key cannot become an atom with
   `keys: :atoms` or `:atoms!`: a framer never raises on what a server
-  sends, and such a line costs only itself.
+  sends, and such a line costs only itself. For the same reason a framer
+  does not take a key function; decode each message with
+  `McpFramer.JSON.decode/2` for one.
 
   ## Schedulers
 
@@ -164,7 +166,8 @@ defmodule McpFramer do
       `:reference` (default) lets strings of 64 bytes or more refer to the
       message.
     * `:keys`, `:max_depth`, `:max_values`, `:duplicate_keys` - with
-      `decode: :json`, as `McpFramer.JSON.decode/2` takes them.
+      `decode: :json`, as `McpFramer.JSON.decode/2` takes them, but for
+      a key function.
 
   Raises `ArgumentError` for anything else: a non-keyword list, an unknown
   option, a cap that is not a positive integer, a bad decoding option, or
@@ -434,7 +437,19 @@ defmodule McpFramer do
     raise ArgumentError, "expected :decode to be :json or nil, got: #{inspect(decode)}"
   end
 
-  defp decode_options!(:json, decoding), do: McpFramer.JSON.options!(decoding, "McpFramer.new/1")
+  defp decode_options!(:json, decoding) do
+    options = McpFramer.JSON.options!(decoding, "McpFramer.new/1")
+
+    if is_function(elem(options, 1)) do
+      raise ArgumentError,
+            "a framer takes keys: :strings, :atoms or :atoms!, not a function, which could " <>
+              "raise in the middle of a chunk's messages; decode each message with " <>
+              "McpFramer.JSON.decode/2 instead"
+    end
+
+    options
+  end
+
   defp decode_options!(nil, []), do: nil
 
   defp decode_options!(nil, [{name, value} | _]) do

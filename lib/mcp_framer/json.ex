@@ -77,7 +77,8 @@ defmodule McpFramer.JSON do
   @type result :: {:ok, term()} | {:error, McpFramer.DecodeError.t()}
 
   # The options as the NIF takes them: {strings, keys, max_depth,
-  # max_values, duplicate_keys}, 0 for a limit that is not set.
+  # max_values, duplicate_keys}, 0 for a limit that is not set; a key
+  # function in place of `keys` goes to the NIF as `:pairs`.
   @defaults {:reference, :strings, 0, 0, :first}
   @names [:strings, :keys, :max_depth, :max_values, :duplicate_keys, :floats, :objects]
   @largest_limit 0xFFFF_FFFF_FFFF_FFFF
@@ -99,6 +100,15 @@ defmodule McpFramer.JSON do
       (`ArgumentError`, or `SystemLimitError` for a key over 255
       characters with `:atoms`), and a key is converted once its pair is
       complete, so an error in its value is reported first.
+
+      Or a function of one argument, called on each key as Jason calls
+      it: on every occurrence of a key, once its pair is complete (at the
+      `,` or `}` after its value), so an object's inner keys come before
+      its own. Of keys it makes equal, the first in the document wins. In
+      a document that is not JSON it is called on the pairs completed
+      before the error, so what it raises comes out of `decode/2` as it
+      would from Jason's. It runs in Elixir after the NIF, over the whole
+      result; `McpFramer.new/1` does not take it.
     * `:max_depth` - a positive integer: the deepest nesting accepted,
       where a top-level array or object is depth 1. Default: none.
     * `:max_values` - a positive integer: the most values accepted, each
@@ -131,7 +141,53 @@ defmodule McpFramer.JSON do
   @spec decode(iodata(), keyword()) :: result()
   def decode(input, opts \\ [])
   def decode(input, []) when is_binary(input), do: run(input, @defaults)
-  def decode(input, opts), do: run(document!(input), options!(opts, "McpFramer.JSON"))
+  def decode(input, opts), do: keyed(document!(input), options!(opts, "McpFramer.JSON"))
+
+  # With a key function, the NIF gives each object as `{pairs}`, its keys
+  # and values alternating in the document's order, and for a document that
+  # is not JSON the keys of the pairs it completed before the error, in
+  # that order: the function is then called where Jason calls it, inside
+  # Jason's `try`.
+  defp keyed(document, options) when is_function(elem(options, 1), 1) do
+    fun = elem(options, 1)
+
+    try do
+      case run(document, put_elem(options, 1, :pairs)) do
+        {:ok, value} ->
+          {:ok, convert(value, fun)}
+
+        {:error, error, completed} ->
+          Enum.each(completed, fun)
+          {:error, error}
+      end
+    catch
+      {:position, position} ->
+        {:error, struct!(McpFramer.DecodeError, position: position, data: document)}
+
+      {:token, token, position} ->
+        {:error, struct!(McpFramer.DecodeError, token: token, position: position, data: document)}
+    end
+  end
+
+  defp keyed(document, options), do: run(document, options)
+
+  # A pair's value is converted before its key, and `:maps.from_list/1`
+  # keeps the last of a repeated key from pairs newest first, as Jason's.
+  defp convert({pairs}, fun), do: convert_pairs(pairs, fun, [])
+  defp convert([_ | _] = items, fun), do: convert_items(items, fun, [])
+  defp convert(value, _fun), do: value
+
+  defp convert_pairs([key, value | pairs], fun, acc) do
+    value = convert(value, fun)
+    convert_pairs(pairs, fun, [{fun.(key), value} | acc])
+  end
+
+  defp convert_pairs([], _fun, acc), do: :maps.from_list(acc)
+
+  defp convert_items([item | items], fun, acc),
+    do: convert_items(items, fun, [convert(item, fun) | acc])
+
+  defp convert_items([], _fun, acc), do: :lists.reverse(acc)
 
   defp run(document, options) do
     case Native.decode(document, options) do
@@ -255,11 +311,7 @@ defmodule McpFramer.JSON do
   defp option!({:keys, keys}, options) when keys in [:strings, :atoms, :atoms!],
     do: put_elem(options, 1, keys)
 
-  defp option!({:keys, keys}, _options) when is_function(keys) do
-    raise ArgumentError,
-          "keys: takes :strings, :atoms or :atoms!; a key function is not offered, " <>
-            "since the NIF cannot call one: decode with keys: :strings and convert after"
-  end
+  defp option!({:keys, fun}, options) when is_function(fun, 1), do: put_elem(options, 1, fun)
 
   defp option!({:max_depth, max}, options) when is_integer(max) and max in 1..@largest_limit,
     do: put_elem(options, 2, max)
@@ -291,7 +343,7 @@ defmodule McpFramer.JSON do
   end
 
   defp expected(:strings), do: ":reference or :copy"
-  defp expected(:keys), do: ":strings, :atoms or :atoms!"
+  defp expected(:keys), do: ":strings, :atoms, :atoms! or a function of one argument"
   defp expected(:duplicate_keys), do: ":first or :error"
   defp expected(:floats), do: ":native"
   defp expected(:objects), do: ":maps"

@@ -16,7 +16,8 @@ defmodule McpFramer.TestJSON do
   # byte, the function that does so says why. Nesting is kept on an explicit
   # stack, so depth costs heap, never native stack.
   #
-  # `decode/2` takes Jason's `keys:` option as Jason 1.4.5 does, and the
+  # `decode/2` takes Jason's `keys:` option as Jason 1.4.5 does (a key
+  # function included, and what it throws caught as Jason catches it), and the
   # limits of McpFramer.JSON: `max_depth`, `max_values` and
   # `duplicate_keys: :error`. A document past a limit is
   #
@@ -53,6 +54,13 @@ defmodule McpFramer.TestJSON do
 
     {__MODULE__, position, limit, value} ->
       {:error, %{position: position, token: nil, limit: limit, limit_value: value}}
+
+    # Jason's own throws, which its `try` catches from a key function too.
+    {:position, position} ->
+      {:error, %{position: position, token: nil}}
+
+    {:token, token, position} ->
+      {:error, %{position: position, token: token}}
   after
     Process.delete(@options)
     Process.delete(@counts)
@@ -179,15 +187,16 @@ defmodule McpFramer.TestJSON do
   defp close(rest, at, input, [{:object, pairs, key, key_at} | stack], value) do
     case skip(rest, at) do
       {<<?,, rest::binary>>, at} ->
-        pairs = [{convert(key, key_at), value} | pairs]
+        pairs = [{key, convert(key, key_at), value} | pairs]
         {rest, at} = skip(rest, at + 1)
         key(rest, at, input, [{:object, pairs} | stack])
 
       # The pairs are newest first and :maps.from_list/1 keeps the last of
       # a repeated key: so the first occurrence in the input wins.
       {<<?}, rest::binary>>, at} ->
-        pairs = [{convert(key, key_at), value} | pairs]
-        close(rest, at + 1, input, closed(stack), :maps.from_list(pairs))
+        pairs = [{key, convert(key, key_at), value} | pairs]
+        map = :maps.from_list(for {_key, converted, value} <- pairs, do: {converted, value})
+        close(rest, at + 1, input, closed(stack), map)
 
       {_rest, at} ->
         fail(at)
@@ -196,12 +205,12 @@ defmodule McpFramer.TestJSON do
 
   # A key, whitespace already skipped, then its colon. Under
   # `duplicate_keys: :error` it must not repeat an earlier key of its
-  # object, compared as text.
+  # object, compared as text before conversion.
   defp key(<<?", rest::binary>>, key_at, input, [{:object, pairs} | stack]) do
     {key, rest, at} = string(rest, key_at + 1, input)
 
     if Process.get(@options)[:duplicate_keys] == :error and
-         Enum.any?(pairs, fn {earlier, _} -> to_string(earlier) == key end) do
+         Enum.any?(pairs, fn {earlier, _converted, _value} -> earlier == key end) do
       fail_limit(key_at, :duplicate_keys, :error)
     end
 
@@ -234,6 +243,9 @@ defmodule McpFramer.TestJSON do
 
       :atoms! ->
         existing_atom(key, key_at)
+
+      fun when is_function(fun, 1) ->
+        fun.(key)
     end
   end
 

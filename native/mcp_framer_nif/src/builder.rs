@@ -8,7 +8,9 @@
 //! A key that is to become an atom and is not one yet waits for its pair to
 //! be complete, as Jason converts it at the `,` or `}` after the value: an
 //! error in the value comes first, and no atom is made for a pair that
-//! never completes.
+//! never completes. For a key function ([`Keys::Pairs`]), an object is its
+//! pairs in the document's order, and each key is noted as its pair
+//! completes, for the Elixir side to call the function where Jason does.
 
 use crate::decode::Stop;
 use crate::external::{self, NoAtom};
@@ -19,7 +21,7 @@ use crate::timeslice::Timeslice;
 use mcp_framer_core::json::{Builder, Text};
 use rustler::sys::{
     enif_make_double, enif_make_int64, enif_make_list_from_array, enif_make_map_put,
-    enif_make_new_map, ErlNifTerm,
+    enif_make_new_map, enif_make_tuple_from_array, ErlNifTerm,
 };
 use rustler::{Binary, Env};
 use std::mem::MaybeUninit;
@@ -40,7 +42,7 @@ pub struct TermBuilder<'a, 'd, const ATOM_KEYS: bool> {
     pub document: Binary<'a>,
     /// Every string is a copy, so no decoded term keeps the document alive.
     pub copy_strings: bool,
-    /// With `ATOM_KEYS`, which atoms.
+    /// With `ATOM_KEYS`, which atoms; else strings, or pairs.
     pub keys: Keys,
     pub limits: Option<&'d Timeslice>,
     pub key_table: &'d mut KeyTable,
@@ -52,6 +54,8 @@ pub struct TermBuilder<'a, 'd, const ATOM_KEYS: bool> {
     /// last, and the names of those still to be made.
     pub pending: &'d mut Vec<PendingKey>,
     pub names: &'d mut Vec<u8>,
+    /// With [`Keys::Pairs`], the key of each pair completed, in order.
+    pub completed: &'d mut Vec<ErlNifTerm>,
     /// Where the name of a key that cannot become an atom starts in
     /// `names`, once one is refused.
     pub refused: Option<usize>,
@@ -239,6 +243,11 @@ impl<'a, const ATOM_KEYS: bool> Builder<'a> for TermBuilder<'a, '_, ATOM_KEYS> {
 
     fn end_pair(&mut self) -> Result<(), Stop> {
         if !ATOM_KEYS {
+            if self.keys == Keys::Pairs {
+                // The key is right below the pair's value.
+                let key = self.stack.len().checked_sub(2).ok_or(Stop::Broken)?;
+                self.completed.push(self.stack[key]);
+            }
             return Ok(());
         }
         match self.pending.pop().ok_or(Stop::Broken)? {
@@ -266,6 +275,13 @@ impl<'a, const ATOM_KEYS: bool> Builder<'a> for TermBuilder<'a, '_, ATOM_KEYS> {
     }
 
     fn end_object(&mut self, count: usize) -> Result<(), Stop> {
+        if self.keys == Keys::Pairs {
+            return self.collapse(2 * count, |builder, from| {
+                let pairs = terms::list(builder.env, &builder.stack[from..]).ok_or(Stop::Broken)?;
+                // SAFETY: `pairs` was made in the call's environment.
+                Ok(unsafe { enif_make_tuple_from_array(builder.env.as_c_arg(), &pairs, 1) })
+            });
+        }
         self.collapse(2 * count, |builder, from| {
             builder.map_keys.clear();
             builder.map_values.clear();

@@ -72,6 +72,7 @@ pub struct Decoder {
     map_values: Vec<ErlNifTerm>,
     pending: Vec<PendingKey>,
     names: Vec<u8>,
+    completed: Vec<ErlNifTerm>,
     /// Made anew in each call (see [`Session`]): one call decodes with
     /// one set of options, so its keys are all binaries or all atoms.
     key_table: Box<KeyTable>,
@@ -86,6 +87,7 @@ impl Default for Decoder {
             map_values: Vec::new(),
             pending: Vec::new(),
             names: Vec::new(),
+            completed: Vec::new(),
             key_table: Box::new(KeyTable::new()),
         }
     }
@@ -149,7 +151,7 @@ impl<'d, 'a> Session<'d, 'a> {
         }
         let decoder = &mut *self.decoder;
         let (parsed, refused) = match options.keys {
-            Keys::Strings => parse::<false>(decoder, env, document, options, limits),
+            Keys::Strings | Keys::Pairs => parse::<false>(decoder, env, document, options, limits),
             Keys::Atoms | Keys::ExistingAtoms => {
                 parse::<true>(decoder, env, document, options, limits)
             }
@@ -160,7 +162,16 @@ impl<'d, 'a> Session<'d, 'a> {
                 // cannot stop once started.
                 time.afford_copy(document.len())?;
             }
-            error_item(env, document, options.copy_strings, position, cause)
+            // For a key function, the keys it is to be called on first.
+            let completed = (options.keys == Keys::Pairs).then_some(&decoder.completed[..]);
+            error_item(
+                env,
+                document,
+                options.copy_strings,
+                position,
+                cause,
+                completed,
+            )
         };
         let decoded = (|| match parsed {
             // SAFETY: the builder made the term in `env`, during this call.
@@ -201,6 +212,7 @@ impl<'d, 'a> Session<'d, 'a> {
             &mut decoder.stack,
             &mut decoder.map_keys,
             &mut decoder.map_values,
+            &mut decoder.completed,
         ] {
             buffer.clear();
             buffer.shrink_to(KEEP_TERMS);
@@ -234,6 +246,7 @@ fn parse<'a, const ATOM_KEYS: bool>(
         map_values: &mut decoder.map_values,
         pending: &mut decoder.pending,
         names: &mut decoder.names,
+        completed: &mut decoder.completed,
         refused: None,
     };
     let input = document.as_slice();

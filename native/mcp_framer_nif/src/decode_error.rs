@@ -28,7 +28,8 @@ pub enum Cause<'a> {
     Limit { limit: Atom, value: Term<'a> },
 }
 
-/// `{:error, %McpFramer.DecodeError{}}` for `document`. With
+/// `{:error, %McpFramer.DecodeError{}}` for `document`, or with the
+/// `completed` keys for a key function, `{:error, error, keys}`. With
 /// `copy_strings`, the document in it is a copy too, so that no part of a
 /// result keeps the document's binary alive.
 pub fn error_item<'a>(
@@ -37,6 +38,7 @@ pub fn error_item<'a>(
     copy_strings: bool,
     position: usize,
     cause: Cause<'a>,
+    completed: Option<&[ErlNifTerm]>,
 ) -> Result<Term<'a>, Stop> {
     let data = if copy_strings {
         let copy = terms::copy(env, document.as_slice()).ok_or(Stop::NoMemory)?;
@@ -70,7 +72,12 @@ pub fn error_item<'a>(
         }
     };
     let error = decode_error(env, data.as_c_arg(), position, token, limit)?;
-    Ok((atoms::error(), error).encode(env))
+    let Some(completed) = completed else {
+        return Ok((atoms::error(), error).encode(env));
+    };
+    let keys = terms::list(env, completed).ok_or(Stop::Broken)?;
+    // SAFETY: the keys were made in `env`, during this call.
+    Ok((atoms::error(), error, unsafe { Term::new(env, keys) }).encode(env))
 }
 
 /// `%McpFramer.DecodeError{position: ..., token: ..., data: document,

@@ -20,7 +20,7 @@ use decode::{Decoded, Item, Session, Stop};
 use error::FramerError;
 use held::HeldBytes;
 use mcp_framer_core::{Framer, Message, Reply};
-use options::Options;
+use options::{Keys, Options};
 use outcome::{atoms, Items, Outcome};
 use rustler::sys::{enif_make_list_from_array, ErlNifTerm};
 use rustler::{Binary, Encoder, Env, NifResult, Resource, ResourceArc, Term};
@@ -49,13 +49,17 @@ impl Resource for FramerResource {}
 
 /// A new framer's state. `McpFramer` keeps it in its struct with the
 /// generation, 0. With `decode`, each message is decoded as JSON with
-/// those options.
+/// those options; not with keys for a function, which only
+/// `McpFramer.JSON` calls.
 #[rustler::nif]
 fn new(env: Env<'_>, max_message_bytes: u64, decode: Option<Options>) -> NifResult<Term<'_>> {
     let cap = usize::try_from(max_message_bytes)
         .ok()
         .and_then(NonZeroUsize::new)
         .ok_or(FramerError::BadCap)?;
+    if decode.is_some_and(|options| options.keys == Keys::Pairs) {
+        return Err(FramerError::BadOptions.into());
+    }
     let state = State {
         framer: Framer::new(cap),
         held: HeldBytes::default(),

@@ -1,6 +1,6 @@
 //! How a document is decoded: the options `McpFramer.JSON` checks and hands
 //! over as `{strings, keys, max_depth, max_values, duplicate_keys}`, with 0
-//! for a limit that is not set.
+//! for a limit that is not set, and `:pairs` for `keys` given a function.
 
 use crate::error::FramerError;
 use mcp_framer_core::json::Limits;
@@ -8,7 +8,7 @@ use rustler::{Atom, Decoder, NifResult, Term};
 
 mod atoms {
     rustler::atoms! {
-        reference, copy, strings, atoms, first, error,
+        reference, copy, strings, atoms, pairs, first, error,
         existing_atoms = "atoms!",
     }
 }
@@ -30,6 +30,10 @@ pub enum Keys {
     Atoms,
     /// Atoms that exist already (`String.to_existing_atom/1`).
     ExistingAtoms,
+    /// Binaries, for a key function the Elixir side calls: each object is
+    /// `{pairs}`, its keys and values alternating in the document's order,
+    /// and an error also lists the keys of the pairs completed before it.
+    Pairs,
 }
 
 impl Keys {
@@ -39,6 +43,7 @@ impl Keys {
             Keys::Strings => atoms::strings(),
             Keys::Atoms => atoms::atoms(),
             Keys::ExistingAtoms => atoms::existing_atoms(),
+            Keys::Pairs => atoms::pairs(),
         }
     }
 }
@@ -57,6 +62,7 @@ impl<'a> Decoder<'a> for Options {
             k if k == atoms::strings() => Keys::Strings,
             k if k == atoms::atoms() => Keys::Atoms,
             k if k == atoms::existing_atoms() => Keys::ExistingAtoms,
+            k if k == atoms::pairs() => Keys::Pairs,
             _ => return Err(bad().into()),
         };
         let unique_keys = match duplicate_keys {

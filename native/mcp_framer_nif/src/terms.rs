@@ -1,8 +1,10 @@
 //! Terms made straight through `enif`, where rustler has no call as cheap:
-//! a binary copied from bytes, and a map made from arrays in one call.
+//! a binary copied from bytes, and a list or a map made from arrays in one
+//! call.
 
 use rustler::sys::{
-    enif_get_map_size, enif_make_map_from_arrays, enif_make_new_binary, ErlNifTerm,
+    enif_get_map_size, enif_make_list_from_array, enif_make_map_from_arrays, enif_make_new_binary,
+    ErlNifTerm,
 };
 use rustler::Env;
 use std::mem::MaybeUninit;
@@ -24,6 +26,14 @@ pub fn copy(env: Env<'_>, bytes: &[u8]) -> Option<ErlNifTerm> {
         std::ptr::copy_nonoverlapping(bytes.as_ptr(), data, bytes.len());
         Some(term.assume_init())
     }
+}
+
+/// A list of `items`, terms made in `env`; `None` past the BEAM's count
+/// for one call.
+pub fn list(env: Env<'_>, items: &[ErlNifTerm]) -> Option<ErlNifTerm> {
+    let count = u32::try_from(items.len()).ok()?;
+    // SAFETY: `items` holds `count` terms made in `env`.
+    Some(unsafe { enif_make_list_from_array(env.as_c_arg(), items.as_ptr(), count) })
 }
 
 /// A map from distinct keys, or `None` if any key repeats. OTP 25 does not
