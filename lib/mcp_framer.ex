@@ -166,8 +166,8 @@ defmodule McpFramer do
       `:reference` (default) lets strings of 64 bytes or more refer to the
       message.
     * `:keys`, `:max_depth`, `:max_values`, `:duplicate_keys` - with
-      `decode: :json`, as `McpFramer.JSON.decode/2` takes them, but for
-      a key function.
+      `decode: :json`, as `McpFramer.JSON.decode/2` takes them, except a
+      key function.
 
   Raises `ArgumentError` for anything else: a non-keyword list, an unknown
   option, a cap that is not a positive integer, a bad decoding option, or

@@ -7,7 +7,9 @@ defmodule McpFramer.KeyFunctionTest do
   # sides and compared, order included.
   use ExUnit.Case, async: true
 
-  alias McpFramer.{DecodeError, JSON, TestJSON}
+  import McpFramer.JSONDocuments, only: [any_document: 0, small_document: 0, random_options: 0]
+
+  alias McpFramer.{DecodeError, JSON, Seed, TestJSON}
 
   # What McpFramer.JSON.decode/2 gives for `line` with the key function
   # `fun`, and the keys it was called on, in order: the same as the
@@ -40,11 +42,81 @@ defmodule McpFramer.KeyFunctionTest do
     end
   end
 
+  # As `decoded/3`, for any result: a term, an error, or what was raised or
+  # thrown; terms compared with floats bit for bit.
+  defp agreed(line, fun, opts) do
+    expected = recorded(fn keys -> outcome(fn -> oracle(line, [keys: keys] ++ opts) end) end, fun)
+
+    direct =
+      recorded(fn keys -> outcome(fn -> JSON.decode(line, [keys: keys] ++ opts) end) end, fun)
+
+    {result, calls} = direct
+    {expected_result, expected_calls} = expected
+
+    unless alike?(result, expected_result) and calls == expected_calls do
+      flunk("""
+      #{Process.get(:where)}: with a key function and #{inspect(opts)}
+      input: #{inspect(line)}
+        nif:    #{inspect(direct)}
+        oracle: #{inspect(expected)}
+      """)
+    end
+  end
+
+  defp alike?({:ok, term}, {:ok, expected}), do: McpFramer.Agreement.same?(term, expected)
+  defp alike?(result, expected), do: result == expected
+
+  defp outcome(decode) do
+    decode.()
+  rescue
+    error -> {:raised, error}
+  catch
+    thrown -> {:thrown, thrown}
+  end
+
+  # Functions that change keys, merge them, raise on one, throw on one.
+  defp functions do
+    [
+      &String.upcase/1,
+      fn _key -> :same end,
+      fn key -> if String.starts_with?(key, "a"), do: raise(ArgumentError, key), else: key end,
+      fn key -> if byte_size(key) == 1, do: throw({:position, 1}), else: key end,
+      fn key -> if byte_size(key) == 2, do: throw(:other), else: key end
+    ]
+  end
+
+  defp run_cases(count, run, check) do
+    seed = Seed.seed("JSON_SEED")
+
+    for n <- 1..count do
+      Process.put(:where, Seed.case!("JSON_SEED", seed, n, run))
+      check.(n)
+    end
+  end
+
   defp oracle(line, opts) do
     case TestJSON.decode(line, opts) do
       {:ok, term} -> {:ok, term}
       {:error, error} -> {:error, struct!(DecodeError, Map.put(error, :data, line))}
     end
+  end
+
+  test "agrees with the oracle, calls included, on 1000 random documents with random options" do
+    run_cases(1000, 1, fn _case ->
+      line = IO.iodata_to_binary(any_document())
+      opts = random_options() |> Keyword.delete(:keys)
+      for fun <- functions(), do: agreed(line, fun, opts)
+    end)
+  end
+
+  test "agrees with the oracle, calls included, on every prefix of 60 random documents" do
+    run_cases(60, 2, fn _case ->
+      document = IO.iodata_to_binary(small_document())
+
+      for size <- 0..byte_size(document), fun <- functions() do
+        agreed(binary_part(document, 0, size), fun, [])
+      end
+    end)
   end
 
   test "each key becomes what the function returns for it, at every depth" do
@@ -134,11 +206,47 @@ defmodule McpFramer.KeyFunctionTest do
     assert map_size(term) == 60_000
     assert term["K7"] == %{"V" => 7}
     assert Enum.take(calls, 4) == ["v", "k1", "v", "k2"]
+
+    # Cut inside the last inner value, the error comes back from the dirty
+    # scheduler with the keys of the 59,999 pairs completed, each after
+    # its inner "v".
+    cut = binary_part(line, 0, byte_size(line) - 3)
+    assert {{:error, %DecodeError{}}, calls} = decoded(cut, & &1)
+    assert length(calls) == 2 * 59_999
   end
 
-  test "strings: :copy gives the function the same keys" do
+  test "strings: :copy gives the function keys of their own, and a thrown error a copy" do
     key = String.duplicate("k", 100)
-    assert {{:ok, %{^key => 1}}, [^key]} = decoded(~s({"#{key}":1}), & &1, strings: :copy)
+    line = :binary.copy(~s({"#{key}":1}) <> "  ")
+    line = binary_part(line, 0, byte_size(line) - 2)
+
+    own = fn key ->
+      send(self(), {:own, :binary.referenced_byte_size(key) == byte_size(key)})
+      key
+    end
+
+    assert {{:ok, %{^key => 1}}, [^key]} = decoded(line, own, strings: :copy)
+    assert_received {:own, true}
+
+    assert {:error, %DecodeError{data: data}} =
+             JSON.decode(line, keys: fn _ -> throw({:position, 1}) end, strings: :copy)
+
+    assert data == line and :binary.referenced_byte_size(data) == byte_size(line)
+  end
+
+  test "iodata, top-level scalars and empty containers go through it as through Jason" do
+    iodata = [~c'{"a"', ":", [~s({"b":[]})], "}"]
+
+    assert {{:ok, %{"A" => %{"B" => []}}}, ["b", "a"]} =
+             decoded(IO.iodata_to_binary(iodata), &String.upcase/1)
+
+    assert {:error, %DecodeError{position: 2, data: ~s({"a":{"b":[]}})}} =
+             JSON.decode(iodata, keys: fn _ -> throw({:position, 2}) end)
+
+    for line <- ["1", ~s("s"), "[]", "{}", "[{}]", "null"] do
+      assert {{:ok, term}, []} = decoded(line, &String.upcase/1)
+      assert term == JSON.decode!(line)
+    end
   end
 
   test "the NIF gives an object's pairs in order for a document, and no framer takes them" do

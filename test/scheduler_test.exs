@@ -179,6 +179,10 @@ defmodule McpFramer.SchedulerTest do
        {:framed, Chunks.port(long_key(1_000_000)), [keys: :atoms!, duplicate_keys: :error]}},
       {"an object of 50,000 pairs, duplicate_keys: :error",
        {:framed, Chunks.port(big_object(50_000) <> "\n"), [duplicate_keys: :error]}},
+      # A key function's error lists the keys of every pair completed
+      # before it, in a list made in one call that cannot stop.
+      {"just under a mebibyte of pairs, cut short, with a key function",
+       {:document, "{" <> :binary.copy(~s("a":1,), 174_700), [keys: &String.upcase/1], :error}},
       {"a 4 MiB tools/list document, every limit set",
        {:document, tools_list(4 * @mib),
         [max_depth: 64, max_values: 10_000_000, duplicate_keys: :error, keys: :atoms], :ok}}

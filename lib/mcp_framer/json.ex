@@ -104,11 +104,15 @@ defmodule McpFramer.JSON do
       Or a function of one argument, called on each key as Jason calls
       it: on every occurrence of a key, once its pair is complete (at the
       `,` or `}` after its value), so an object's inner keys come before
-      its own. Of keys it makes equal, the first in the document wins. In
-      a document that is not JSON it is called on the pairs completed
-      before the error, so what it raises comes out of `decode/2` as it
-      would from Jason's. It runs in Elixir after the NIF, over the whole
-      result; `McpFramer.new/1` does not take it.
+      its own. Of keys it makes equal, the first in the document wins;
+      `duplicate_keys: :error` compares keys as the document has them,
+      before the function. In a document that is not JSON or goes past a
+      limit it is called on the pairs completed before the error, so what
+      it raises comes out of `decode/2` as it would from Jason's, and a
+      thrown `{:position, p}` or `{:token, t, p}` becomes a
+      `McpFramer.DecodeError` as in Jason. The whole document is decoded
+      before the first call, and its maps are then made again in Elixir
+      with the function's keys; `McpFramer.new/1` does not take a function.
     * `:max_depth` - a positive integer: the deepest nesting accepted,
       where a top-level array or object is depth 1. Default: none.
     * `:max_values` - a positive integer: the most values accepted, each
@@ -150,6 +154,9 @@ defmodule McpFramer.JSON do
   # Jason's `try`.
   defp keyed(document, options) when is_function(elem(options, 1), 1) do
     fun = elem(options, 1)
+    # What the function throws becomes an error that holds the document, a
+    # copy of it with `strings: :copy`, as the NIF's errors do.
+    data = fn -> if elem(options, 0) == :copy, do: :binary.copy(document), else: document end
 
     try do
       case run(document, put_elem(options, 1, :pairs)) do
@@ -162,10 +169,10 @@ defmodule McpFramer.JSON do
       end
     catch
       {:position, position} ->
-        {:error, struct!(McpFramer.DecodeError, position: position, data: document)}
+        {:error, struct!(McpFramer.DecodeError, position: position, data: data.())}
 
       {:token, token, position} ->
-        {:error, struct!(McpFramer.DecodeError, token: token, position: position, data: document)}
+        {:error, struct!(McpFramer.DecodeError, token: token, position: position, data: data.())}
     end
   end
 

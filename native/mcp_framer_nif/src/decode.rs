@@ -162,8 +162,12 @@ impl<'d, 'a> Session<'d, 'a> {
                 // cannot stop once started.
                 time.afford_copy(document.len())?;
             }
-            // For a key function, the keys it is to be called on first.
+            // For a key function, the keys it is to be called on first, in
+            // a list that cannot stop once started either.
             let completed = (options.keys == Keys::Pairs).then_some(&decoder.completed[..]);
+            if let (Some(time), Some(keys)) = (limits, completed) {
+                time.afford_terms(keys.len())?;
+            }
             error_item(
                 env,
                 document,
