@@ -402,8 +402,9 @@ defmodule McpFramer.EncodeTest do
             {[escape: :javascript], ~r/:escape to be :json, :unicode_safe/},
             {[escape: "json"], ~r/:escape to be/},
             {[maps: :lax], ~r/:maps to be :naive or :strict/},
-            {[pretty: true], ~r/does not pretty-print/},
-            {[pretty: [indent: "  "]], ~r/does not pretty-print/},
+            {[pretty: :yes], ~r/:pretty to be true, false or a keyword list/},
+            {[pretty: [indent: 2]], ~r/:indent in :pretty to be iodata, got: 2/},
+            {[pretty: [width: 2]], ~r/unknown :pretty option\(s\) \[:width\]/},
             {[indent: 2], ~r/unknown McpFramer.JSON encoding option\(s\) \[:indent\]/},
             {%{escape: :json}, ~r/expects a keyword list/},
             {[:json], ~r/expects a keyword list/}

@@ -16,7 +16,8 @@ defmodule McpFramer.EncodeError do
       integer, and that `String.Chars` does not turn into a string;
     * `:improper_list` - `value` is the tail of an improper list;
     * `:no_memory` - `value` is how many bytes of text were written when
-      the output could not grow.
+      the output could not grow, or the size of the text laid out for
+      `pretty:` that could not be allocated.
 
   The messages of the first two are Jason's.
   """

@@ -19,4 +19,6 @@ defmodule McpFramer.Native do
   def encode(_term, _flags, _tag), do: :erlang.nif_error(:nif_not_loaded)
   def encode_dirty(_term, _flags, _tag), do: :erlang.nif_error(:nif_not_loaded)
   def encode_map_order(_map, _keys), do: :erlang.nif_error(:nif_not_loaded)
+  def pretty(_text, _separators), do: :erlang.nif_error(:nif_not_loaded)
+  def pretty_dirty(_text, _separators), do: :erlang.nif_error(:nif_not_loaded)
 end

@@ -43,8 +43,16 @@ defmodule McpFramer.JSON.Encoder do
     * `:maps` - `:naive` (default) writes every pair; `:strict` refuses a
       map two of whose keys have the same text, such as `%{:a => 1, "a"
       => 2}`, with the key in the error.
-    * `:pretty` - not supported: only `false` is taken. Pretty-printing
-      may come later.
+    * `:pretty` - `false` (default) for the compact text; `true` to lay
+      it out as `Jason.Formatter.pretty_print/2` does, each item of an
+      array or object on a line of its own, indented two spaces a level,
+      `{}` and `[]` kept whole, a space after each colon; or a keyword
+      list of that function's options, `:indent`, `:line_separator`,
+      `:after_colon` and `:record_separator` (iodata), which take the
+      place of those defaults. One term is one record, so
+      `:record_separator` changes nothing. The laid-out text is one
+      binary in every form; `encode_line/2` refuses `pretty:`, whose
+      newlines would end the message.
 
   Bad options raise `ArgumentError`.
 
@@ -72,7 +80,7 @@ defmodule McpFramer.JSON.Encoder do
   ## Memory
 
   `encode/2` returns one binary. In the iodata of `encode_to_iodata/2`
-  and `encode_line/2`, a string of 1,024 bytes or more that needs no
+  and `encode_line/2` without `pretty:`, a string of 1,024 bytes or more that needs no
   escape is not copied: the iodata holds that binary itself, so keeping
   the iodata keeps it alive (and, for a sub-binary, the binary it is
   part of), as the term does. The rest of the text is one binary, which
@@ -83,7 +91,9 @@ defmodule McpFramer.JSON.Encoder do
   No call holds a normal scheduler for a millisecond: a term whose
   encoding would take longer is encoded on a dirty CPU scheduler
   instead, as soon as that shows, and each call's time is reported to
-  the scheduler. A term holding a struct or a key that only Elixir can
+  the scheduler; so is laying the text out for `pretty:`, which is done
+  on a dirty CPU scheduler for text over 64 KiB or laid out over 256 KiB.
+  A term holding a struct or a key that only Elixir can
   turn into text (a float, a charlist, a `String.Chars` struct) is
   first converted in Elixir, then encoded: such terms are slower.
   """
@@ -94,6 +104,7 @@ defmodule McpFramer.JSON.Encoder do
   # Bits 0-1 the escape, bit 2 :strict, bits 3-4 the form (see the NIF).
   @forms [binary: 0, iodata: 8, line: 16]
   @strict 4
+  @pretty [:indent, :line_separator, :record_separator, :after_colon]
 
   @calendar [Date, Time, NaiveDateTime, DateTime]
 
@@ -101,14 +112,33 @@ defmodule McpFramer.JSON.Encoder do
   @type option ::
           {:escape, :json | :unicode_safe | :javascript_safe | :html_safe}
           | {:maps, :naive | :strict}
-          | {:pretty, false}
+          | {:pretty,
+             boolean()
+             | [{:indent | :line_separator | :record_separator | :after_colon, iodata()}]}
 
   @doc false
   @spec encode(term(), [option()], :binary | :iodata | :line) ::
           {:ok, iodata()} | {:error, EncodeError.t()}
-  def encode(term, opts, form) do
-    flags = flags!(opts, form)
+  def encode(term, [], form), do: compact(term, form(form))
 
+  def encode(term, opts, form) do
+    {flags, pretty} = flags!(opts)
+
+    case {separators!(pretty), form} do
+      {nil, form} ->
+        compact(term, flags + form(form))
+
+      {_separators, :line} ->
+        raise ArgumentError,
+              "a line cannot be pretty-printed: its newlines would end the message; " <>
+                "use encode/2 or encode_to_iodata/2 for pretty: text"
+
+      {separators, _form} ->
+        term |> compact(flags + form(:binary)) |> laid_out(separators)
+    end
+  end
+
+  defp compact(term, flags) do
     case run(term, flags, nil) do
       :convert ->
         tag = make_ref()
@@ -118,6 +148,15 @@ defmodule McpFramer.JSON.Encoder do
         result(reply)
     end
   end
+
+  defp laid_out({:ok, text}, separators) do
+    case Native.pretty(text, separators) do
+      :continue_dirty -> result(Native.pretty_dirty(text, separators))
+      reply -> result(reply)
+    end
+  end
+
+  defp laid_out(error, _separators), do: error
 
   defp run(term, flags, tag) do
     case Native.encode(term, flags, tag) do
@@ -146,10 +185,9 @@ defmodule McpFramer.JSON.Encoder do
   defp result({:ok, _} = ok), do: ok
   defp result({:error, reason}), do: {:error, EncodeError.exception(reason)}
 
-  # Options are packed once, here, into the integer the NIF takes.
-  defp flags!([], form), do: form(form)
-
-  defp flags!(opts, form) do
+  # Options are packed once, here, into the integer the NIF takes, but for
+  # the form, and `:pretty`, which is laid out after.
+  defp flags!(opts) do
     if not (is_list(opts) and Keyword.keyword?(opts)) do
       raise ArgumentError,
             "McpFramer.JSON expects a keyword list of options, got: #{inspect(opts)}"
@@ -157,7 +195,7 @@ defmodule McpFramer.JSON.Encoder do
 
     case Keyword.validate(opts, escape: :json, maps: :naive, pretty: false) do
       {:ok, valid} ->
-        escape!(valid[:escape]) + maps!(valid[:maps]) + pretty!(valid[:pretty]) + form(form)
+        {escape!(valid[:escape]) + maps!(valid[:maps]), valid[:pretty]}
 
       {:error, unknown} ->
         raise ArgumentError,
@@ -187,11 +225,52 @@ defmodule McpFramer.JSON.Encoder do
     raise ArgumentError, "expected :maps to be :naive or :strict, got: #{inspect(maps)}"
   end
 
-  defp pretty!(false), do: 0
+  # `pretty:` as the NIF takes it, {indent, line, record, colon}, or nil.
+  # As Jason.Formatter reads them, later options win, and the record
+  # separator is the line separator unless given.
+  defp separators!(false), do: nil
+  defp separators!(true), do: separators!([])
 
-  defp pretty!(pretty) do
+  defp separators!(pretty) when is_list(pretty) do
+    if not Keyword.keyword?(pretty) do
+      raise ArgumentError,
+            "expected :pretty to be true, false or a keyword list, got: #{inspect(pretty)}"
+    end
+
+    {indent, line, record, colon} =
+      Enum.reduce(pretty, {"  ", "\n", nil, " "}, fn {name, value},
+                                                     {indent, line, record, colon} ->
+        case name do
+          :indent -> {separator!(name, value), line, record, colon}
+          :line_separator -> {indent, separator!(name, value), record, colon}
+          :record_separator -> {indent, line, separator!(name, value), colon}
+          :after_colon -> {indent, line, record, separator!(name, value)}
+          _ -> raise ArgumentError, unknown_pretty(pretty)
+        end
+      end)
+
+    {indent, line, record || line, colon}
+  end
+
+  defp separators!(pretty) do
     raise ArgumentError,
-          "McpFramer.JSON does not pretty-print: :pretty must be false, got: #{inspect(pretty)}"
+          "expected :pretty to be true, false or a keyword list, got: #{inspect(pretty)}"
+  end
+
+  defp separator!(name, value) do
+    IO.iodata_to_binary(value)
+  rescue
+    ArgumentError ->
+      reraise ArgumentError,
+              "expected #{inspect(name)} in :pretty to be iodata, got: #{inspect(value)}",
+              __STACKTRACE__
+  end
+
+  defp unknown_pretty(pretty) do
+    unknown = for {name, _} <- pretty, name not in @pretty, uniq: true, do: name
+
+    "unknown :pretty option(s) #{inspect(unknown)}; they are " <>
+      Enum.map_join(@pretty, ", ", &inspect/1)
   end
 
   # The term, with what only Elixir can turn into text turned: the four

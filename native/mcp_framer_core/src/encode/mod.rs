@@ -9,6 +9,7 @@
 
 pub mod escape;
 pub mod number;
+pub mod pretty;
 
 pub use escape::{
     check, check_ascii, check_utf8, check_utf8_from, first_escape, plain_ascii, write_checked,

@@ -25,6 +25,7 @@
 //! follows starts over. `test/encode_protocol_test.exs` pins every row.
 
 mod output;
+mod pretty;
 mod texts;
 mod walk;
 

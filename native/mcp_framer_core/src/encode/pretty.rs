@@ -1,0 +1,255 @@
+//! JSON text laid out on lines, as `Jason.Formatter.pretty_print/2` (1.4.5)
+//! lays it out: each item of a non-empty array or object on a line of its
+//! own, indented once a level, the closing bracket back at its opener's
+//! level; `{}` and `[]` stay as they are; a colon followed by `colon`.
+//! Strings are copied as they are, and whitespace outside them dropped.
+//!
+//! The input is expected to be JSON; any other bytes are laid out by the
+//! same rules without fail, so the output is always what [`len`] says.
+
+/// The separators, as the options of `pretty:` give them.
+#[derive(Clone, Copy, Debug)]
+pub struct Layout<'a> {
+    /// Once per level at the start of a line (`:indent`).
+    pub indent: &'a [u8],
+    /// Between lines (`:line_separator`).
+    pub line: &'a [u8],
+    /// Before a top-level array or object that follows another
+    /// (`:record_separator`).
+    pub record: &'a [u8],
+    /// After each colon (`:after_colon`).
+    pub colon: &'a [u8],
+}
+
+/// How many bytes `text` laid out takes; `None` past `usize`.
+pub fn len(text: &[u8], layout: &Layout) -> Option<usize> {
+    let mut total: Option<usize> = Some(0);
+    lay_out(text, layout, |bytes| {
+        total = total.and_then(|total| total.checked_add(bytes.len()));
+    });
+    total
+}
+
+/// `text` laid out, written to the front of `out`, which must be at least
+/// [`len`] bytes long; returns how many bytes were written.
+pub fn write(text: &[u8], layout: &Layout, out: &mut [u8]) -> usize {
+    let mut at = 0;
+    lay_out(text, layout, |bytes| {
+        if let Some(to) = out.get_mut(at..at + bytes.len()) {
+            to.copy_from_slice(bytes);
+            at += bytes.len();
+        }
+    });
+    at
+}
+
+/// Where the layout is: no container opened yet, or `depth` levels in,
+/// 0 once the first top-level container has closed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Depth {
+    First,
+    In(usize),
+}
+
+/// Calls `emit` with the pieces of `text` laid out, in order.
+fn lay_out(text: &[u8], layout: &Layout, mut emit: impl FnMut(&[u8])) {
+    let mut depth = Depth::First;
+    // The last bracket opened a container that has nothing in it yet.
+    let mut empty = false;
+    // A line break and as many indents as the deepest level so far: the
+    // start of a line at any level is a prefix of it.
+    let mut margin = layout.line.to_vec();
+    let mut new_line = |emit: &mut dyn FnMut(&[u8]), levels: usize| {
+        let width = layout.line.len() + levels * layout.indent.len();
+        while margin.len() < width {
+            margin.extend_from_slice(layout.indent);
+        }
+        emit(&margin[..width]);
+    };
+    let mut at = 0;
+    while let Some(&byte) = text.get(at) {
+        let levels = match depth {
+            Depth::First => 0,
+            Depth::In(levels) => levels,
+        };
+        match byte {
+            b' ' | b'\n' | b'\r' | b'\t' => {}
+            b'{' | b'[' => {
+                match depth {
+                    Depth::First => {}
+                    Depth::In(0) => emit(layout.record),
+                    Depth::In(levels) if empty => new_line(&mut emit, levels),
+                    Depth::In(_) => {}
+                }
+                emit(&text[at..=at]);
+                depth = Depth::In(levels + 1);
+                empty = true;
+            }
+            b'}' | b']' => {
+                let levels = levels.saturating_sub(1);
+                if !empty {
+                    new_line(&mut emit, levels);
+                }
+                emit(&text[at..=at]);
+                depth = Depth::In(levels);
+                empty = false;
+            }
+            b',' => {
+                emit(b",");
+                new_line(&mut emit, levels);
+                empty = false;
+            }
+            b':' => {
+                emit(b":");
+                emit(layout.colon);
+            }
+            _ => {
+                if empty {
+                    new_line(&mut emit, levels);
+                }
+                empty = false;
+                // A string through its closing quote, or a number or
+                // literal up to the next byte of structure, as it is.
+                let end = if byte == b'"' {
+                    string_end(text, at + 1)
+                } else {
+                    scalar_end(text, at + 1)
+                };
+                emit(&text[at..end]);
+                at = end;
+                continue;
+            }
+        }
+        at += 1;
+    }
+}
+
+/// Where a number or literal that goes on at `from` ends: at the next byte
+/// of structure, whitespace or quote, or at the end of `text`.
+fn scalar_end(text: &[u8], from: usize) -> usize {
+    let rest = text.get(from..).unwrap_or_default();
+    let run = rest
+        .iter()
+        .position(|byte| b"{}[],:\" \n\r\t".contains(byte))
+        .unwrap_or(rest.len());
+    from + run
+}
+
+/// Where the string whose opening quote is just before `from` ends: past
+/// its closing quote, or at the end of `text`.
+fn string_end(text: &[u8], from: usize) -> usize {
+    let mut at = from;
+    while let Some(found) = memchr::memchr2(b'"', b'\\', &text[at..]) {
+        let stop = at + found;
+        if text[stop] == b'"' {
+            return stop + 1;
+        }
+        // A backslash and the byte it escapes.
+        at = (stop + 2).min(text.len());
+    }
+    text.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{len, write, Layout};
+    use proptest::prelude::*;
+
+    const DEFAULT: Layout = Layout {
+        indent: b"  ",
+        line: b"\n",
+        record: b"\n",
+        colon: b" ",
+    };
+
+    fn pretty(text: &[u8], layout: &Layout) -> Vec<u8> {
+        let mut out = vec![0; len(text, layout).unwrap()];
+        assert_eq!(write(text, layout, &mut out), out.len());
+        out
+    }
+
+    #[test]
+    fn items_go_on_lines_of_their_own_indented_once_a_level() {
+        assert_eq!(
+            pretty(br#"{"a":{"b":[1,2]}}"#, &DEFAULT),
+            b"{\n  \"a\": {\n    \"b\": [\n      1,\n      2\n    ]\n  }\n}"
+        );
+    }
+
+    #[test]
+    fn empty_containers_stay_as_they_are() {
+        assert_eq!(pretty(b"[]", &DEFAULT), b"[]");
+        assert_eq!(pretty(b"[[],{}]", &DEFAULT), b"[\n  [],\n  {}\n]");
+        assert_eq!(
+            pretty(br#"{"a":{},"b":[[]]}"#, &DEFAULT),
+            b"{\n  \"a\": {},\n  \"b\": [\n    []\n  ]\n}"
+        );
+    }
+
+    #[test]
+    fn strings_are_copied_as_they_are() {
+        assert_eq!(
+            pretty(br#"["{,:}","a\"[\\",""]"#, &DEFAULT),
+            b"[\n  \"{,:}\",\n  \"a\\\"[\\\\\",\n  \"\"\n]"
+        );
+        assert_eq!(pretty(br#""x\""#, &DEFAULT), br#""x\""#);
+    }
+
+    #[test]
+    fn a_top_level_scalar_is_unchanged() {
+        for text in [&b"1"[..], b"\"s\"", b"null", b"-1.5e3"] {
+            assert_eq!(pretty(text, &DEFAULT), text);
+        }
+    }
+
+    #[test]
+    fn the_separators_are_the_layouts() {
+        let layout = Layout {
+            indent: b"\t",
+            line: b"\r\n",
+            record: b"|",
+            colon: b"",
+        };
+        assert_eq!(
+            pretty(br#"{"a":[1]} [2]"#, &layout),
+            b"{\r\n\t\"a\":[\r\n\t\t1\r\n\t]\r\n}|[\r\n\t2\r\n]"
+        );
+    }
+
+    /// The input without the whitespace outside its strings: what it lays
+    /// out to with every separator empty.
+    fn squeezed(text: &[u8]) -> Vec<u8> {
+        let (mut out, mut in_string, mut escaped) = (Vec::new(), false, false);
+        for &byte in text {
+            if in_string {
+                in_string = escaped || byte != b'"';
+                escaped = !escaped && byte == b'\\';
+            } else if matches!(byte, b' ' | b'\n' | b'\r' | b'\t') {
+                continue;
+            } else {
+                in_string = byte == b'"';
+            }
+            out.push(byte);
+        }
+        out
+    }
+
+    proptest! {
+        /// Whatever the bytes, JSON or not, the output is exactly as long
+        /// as `len` says (checked in `pretty`), and with empty separators
+        /// it is the input without the whitespace outside strings.
+        #[test]
+        fn any_bytes_lay_out_to_the_length_len_gives(
+            text in prop::collection::vec(prop_oneof![
+                prop::sample::select(&b"{}[],:\"\\ \n"[..]),
+                any::<u8>(),
+            ], 0..256),
+            indent in prop::collection::vec(any::<u8>(), 0..4),
+        ) {
+            let none = Layout { indent: b"", line: b"", record: b"", colon: b"" };
+            prop_assert_eq!(pretty(&text, &none), squeezed(&text));
+            pretty(&text, &DEFAULT);
+            pretty(&text, &Layout { indent: &indent, line: b"\r\n", record: b"|", colon: &indent });
+        }
+    }
+}

@@ -1,0 +1,108 @@
+//! The encoder's text laid out for people (`pretty:`), by
+//! `mcp_framer_core::encode::pretty`, straight into the result binary.
+//!
+//! `McpFramer.Native.pretty/2` (or `pretty_dirty/2`) takes the text and
+//! `{indent, line, record, colon}` and replies `{:ok, binary}`,
+//! `{:error, {:no_memory, bytes}}`, or on a normal scheduler
+//! `:continue_dirty` for text too long to lay out within a call's time.
+
+use crate::error::FramerError;
+use crate::timeslice::{Scheduler, Timeslice};
+use mcp_framer_core::encode::pretty::{self, Layout};
+use rustler::sys::enif_make_new_binary;
+use rustler::{Binary, Encoder, Env, NifResult, Term};
+use std::mem::MaybeUninit;
+
+/// The most text, and the most laid out, a normal scheduler's call takes.
+/// MCP terms' text was laid out at 400-500 MB/s, the margins of deep
+/// nesting at over 3 GB/s (2026-12-03, in a loop): well within a call.
+const NORMAL_TEXT_MAX: usize = 64 * 1024;
+const NORMAL_OUTPUT_MAX: usize = 256 * 1024;
+
+/// What reading a byte of text, and writing one laid out, are taken to cost.
+const PICOS_PER_BYTE: u64 = 1_000;
+
+mod atoms {
+    rustler::atoms! { ok, error, continue_dirty, no_memory }
+}
+
+type Separators<'a> = (Binary<'a>, Binary<'a>, Binary<'a>, Binary<'a>);
+
+/// Lays out `text` on a normal scheduler, if it fits a call's time.
+#[rustler::nif]
+fn pretty<'a>(env: Env<'a>, text: Binary<'a>, separators: Separators<'a>) -> NifResult<Term<'a>> {
+    run(env, text, separators, Scheduler::Normal)
+}
+
+/// Lays out `text` of any length.
+#[rustler::nif(schedule = "DirtyCpu")]
+fn pretty_dirty<'a>(
+    env: Env<'a>,
+    text: Binary<'a>,
+    separators: Separators<'a>,
+) -> NifResult<Term<'a>> {
+    run(env, text, separators, Scheduler::Dirty)
+}
+
+fn run<'a>(
+    env: Env<'a>,
+    text: Binary<'a>,
+    (indent, line, record, colon): Separators<'a>,
+    scheduler: Scheduler,
+) -> NifResult<Term<'a>> {
+    let normal = scheduler == Scheduler::Normal;
+    if normal && text.len() > NORMAL_TEXT_MAX {
+        return Ok(atoms::continue_dirty().encode(env));
+    }
+    let layout = Layout {
+        indent: indent.as_slice(),
+        line: line.as_slice(),
+        record: record.as_slice(),
+        colon: colon.as_slice(),
+    };
+    let time = Timeslice::new(scheduler, 0);
+    let reply = match pretty::len(text.as_slice(), &layout) {
+        Some(size) if normal && size > NORMAL_OUTPUT_MAX => atoms::continue_dirty().encode(env),
+        Some(size) => {
+            time.count_work((text.len() * 2 + size) as u64 * PICOS_PER_BYTE / 1000);
+            match laid_out(env, text.as_slice(), &layout, size)? {
+                Some(binary) => (atoms::ok(), binary).encode(env),
+                None => no_memory(env, size),
+            }
+        }
+        None => no_memory(env, usize::MAX),
+    };
+    time.report(env);
+    Ok(reply)
+}
+
+/// A new binary of `size` bytes, `text` laid out; `None` if the BEAM could
+/// not allocate it.
+fn laid_out<'a>(
+    env: Env<'a>,
+    text: &[u8],
+    layout: &Layout,
+    size: usize,
+) -> Result<Option<Term<'a>>, FramerError> {
+    let mut term = MaybeUninit::uninit();
+    // SAFETY: the binary has room for `size` bytes, zeroed before they are
+    // made a slice.
+    let out = unsafe {
+        let data = enif_make_new_binary(env.as_c_arg(), size, term.as_mut_ptr());
+        if data.is_null() {
+            return Ok(None);
+        }
+        std::ptr::write_bytes(data, 0, size);
+        std::slice::from_raw_parts_mut(data, size)
+    };
+    // `size` is what `len` gave for the same text and layout.
+    if pretty::write(text, layout, out) != size {
+        return Err(FramerError::EncoderMismatch);
+    }
+    // SAFETY: `enif_make_new_binary` made the term.
+    Ok(Some(unsafe { Term::new(env, term.assume_init()) }))
+}
+
+fn no_memory(env: Env<'_>, bytes: usize) -> Term<'_> {
+    (atoms::error(), (atoms::no_memory(), bytes as u64)).encode(env)
+}
