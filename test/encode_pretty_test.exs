@@ -53,8 +53,14 @@ defmodule McpFramer.EncodePrettyTest do
     assert pretty(term, false) == JSON.encode!(term)
   end
 
-  test "a record_separator is taken, and one term is one record" do
+  test "a record_separator is accepted, and changes nothing: one term is one record" do
     assert pretty([1], record_separator: "|") == pretty([1])
+  end
+
+  test "of an option given twice the last wins, as Jason reads them" do
+    assert JSON.encode!([1], pretty: true, pretty: false) == "[1]"
+    assert pretty([1], indent: "a", indent: "b") == "[\nb1\n]"
+    assert JSON.encode!("é", escape: :unicode_safe, escape: :json) == ~s("é")
   end
 
   test "every form but a line gives the same text" do
@@ -74,37 +80,56 @@ defmodule McpFramer.EncodePrettyTest do
     assert {:error, %EncodeError{reason: :unsupported}} = JSON.encode([{1}], pretty: [])
   end
 
-  test "on MCP terms, the text decodes as the compact text does and is it once squeezed" do
+  test "on random MCP terms and options, the text is what the rules make of the term" do
     :rand.seed(:exsss, {7, 7, 7})
 
-    for _ <- 1..300 do
+    for _ <- 1..300,
+        {opts, layout} <- [
+          {true, {"  ", "\n", " "}},
+          {[indent: "\t", line_separator: "\r\n", after_colon: ""], {"\t", "\r\n", ""}}
+        ] do
       term = EncodeTerms.mcp()
-      compact = JSON.encode!(term)
-      text = pretty(term)
-      assert JSON.decode!(text) == JSON.decode!(compact)
-      assert squeezed(text) == compact
+      assert pretty(term, opts) == IO.iodata_to_binary(laid_out(term, layout, 0))
     end
   end
 
-  test "a large term is laid out on a dirty scheduler, and the same" do
+  test "a large term is laid out whole" do
     term = for i <- 1..20_000, do: %{"i" => i, "v" => [i, "x"]}
     text = pretty(term)
     assert byte_size(text) > 1_000_000
-    assert squeezed(text) == JSON.encode!(term)
+    assert text == IO.iodata_to_binary(laid_out(term, {"  ", "\n", " "}, 0))
   end
 
-  # The text without the whitespace outside its strings.
-  defp squeezed(text), do: squeezed(text, false, false, [])
+  test "a text too large to lay out in memory is a :no_memory error, not a crash" do
+    deep = Enum.reduce(1..16_000, [1], fn _, inner -> [inner] end)
 
-  defp squeezed(<<byte, rest::binary>>, true, escaped, acc),
-    do: squeezed(rest, escaped or byte != ?", not escaped and byte == ?\\, [byte | acc])
+    assert {:error, %EncodeError{reason: :no_memory, value: size}} =
+             JSON.encode(deep, pretty: [indent: :binary.copy(" ", 1024 * 1024)])
 
-  defp squeezed(<<byte, rest::binary>>, false, _escaped, acc) when byte in ~c' \n\r\t',
-    do: squeezed(rest, false, false, acc)
+    assert size > 100_000_000_000_000
+  end
 
-  defp squeezed(<<byte, rest::binary>>, false, _escaped, acc),
-    do: squeezed(rest, byte == ?", false, [byte | acc])
+  # The rules, from the term: a scalar or key as its compact text; an
+  # empty list or map as [] or {}; else each item on a line of its own,
+  # one indent deeper, and the closing bracket on a line at the opener's
+  # depth. Pairs in Map.to_list/1's order, which the compact text has.
+  defp laid_out(list, {indent, line, _colon} = layout, depth) when is_list(list) and list != [] do
+    items = Enum.map(list, &[line, indents(indent, depth + 1), laid_out(&1, layout, depth + 1)])
+    ["[", Enum.intersperse(items, ","), line, indents(indent, depth), "]"]
+  end
 
-  defp squeezed(<<>>, _in_string, _escaped, acc),
-    do: acc |> Enum.reverse() |> IO.iodata_to_binary()
+  defp laid_out(map, {indent, line, colon} = layout, depth)
+       when is_map(map) and map_size(map) > 0 do
+    pairs =
+      for {key, value} <- Map.to_list(map) do
+        key = JSON.encode!(to_string(key))
+        [line, indents(indent, depth + 1), key, ":", colon, laid_out(value, layout, depth + 1)]
+      end
+
+    ["{", Enum.intersperse(pairs, ","), line, indents(indent, depth), "}"]
+  end
+
+  defp laid_out(value, _layout, _depth), do: JSON.encode!(value)
+
+  defp indents(indent, depth), do: List.duplicate(indent, depth)
 end

@@ -193,7 +193,8 @@ defmodule McpFramer.JSON.Encoder do
             "McpFramer.JSON expects a keyword list of options, got: #{inspect(opts)}"
     end
 
-    case Keyword.validate(opts, escape: :json, maps: :naive, pretty: false) do
+    # As Jason reads them into a map, the last of an option given twice wins.
+    case Keyword.validate(Keyword.new(opts), escape: :json, maps: :naive, pretty: false) do
       {:ok, valid} ->
         {escape!(valid[:escape]) + maps!(valid[:maps]), valid[:pretty]}
 
@@ -226,8 +227,8 @@ defmodule McpFramer.JSON.Encoder do
   end
 
   # `pretty:` as the NIF takes it, {indent, line, record, colon}, or nil.
-  # As Jason.Formatter reads them, later options win, and the record
-  # separator is the line separator unless given.
+  # As Jason.Formatter reads them, later options win, and the first line
+  # separator is the record separator too, unless one is given.
   defp separators!(false), do: nil
   defp separators!(true), do: separators!([])
 
@@ -238,16 +239,7 @@ defmodule McpFramer.JSON.Encoder do
     end
 
     {indent, line, record, colon} =
-      Enum.reduce(pretty, {"  ", "\n", nil, " "}, fn {name, value},
-                                                     {indent, line, record, colon} ->
-        case name do
-          :indent -> {separator!(name, value), line, record, colon}
-          :line_separator -> {indent, separator!(name, value), record, colon}
-          :record_separator -> {indent, line, separator!(name, value), colon}
-          :after_colon -> {indent, line, record, separator!(name, value)}
-          _ -> raise ArgumentError, unknown_pretty(pretty)
-        end
-      end)
+      Enum.reduce(pretty, {"  ", "\n", nil, " "}, &separator!(&1, &2, pretty))
 
     {indent, line, record || line, colon}
   end
@@ -257,7 +249,23 @@ defmodule McpFramer.JSON.Encoder do
           "expected :pretty to be true, false or a keyword list, got: #{inspect(pretty)}"
   end
 
-  defp separator!(name, value) do
+  defp separator!({:indent, value}, {_indent, line, record, colon}, _pretty),
+    do: {iodata!(:indent, value), line, record, colon}
+
+  defp separator!({:line_separator, value}, {indent, _line, record, colon}, _pretty) do
+    line = iodata!(:line_separator, value)
+    {indent, line, record || line, colon}
+  end
+
+  defp separator!({:record_separator, value}, {indent, line, _record, colon}, _pretty),
+    do: {indent, line, iodata!(:record_separator, value), colon}
+
+  defp separator!({:after_colon, value}, {indent, line, record, _colon}, _pretty),
+    do: {indent, line, record, iodata!(:after_colon, value)}
+
+  defp separator!(_option, _separators, pretty), do: raise(ArgumentError, unknown_pretty(pretty))
+
+  defp iodata!(name, value) do
     IO.iodata_to_binary(value)
   rescue
     ArgumentError ->

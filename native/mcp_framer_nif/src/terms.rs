@@ -3,8 +3,8 @@
 //! call.
 
 use rustler::sys::{
-    enif_get_map_size, enif_make_list_from_array, enif_make_map_from_arrays, enif_make_new_binary,
-    ErlNifTerm,
+    enif_alloc_binary, enif_get_map_size, enif_make_binary, enif_make_list_from_array,
+    enif_make_map_from_arrays, enif_make_new_binary, ErlNifBinary, ErlNifTerm,
 };
 use rustler::Env;
 use std::mem::MaybeUninit;
@@ -16,16 +16,40 @@ pub const SUB_BINARY_MIN: usize = 64;
 /// A copy of `bytes` in a binary of its own; `None` if the BEAM could not
 /// allocate it.
 pub fn copy(env: Env<'_>, bytes: &[u8]) -> Option<ErlNifTerm> {
-    let mut term = MaybeUninit::uninit();
-    // SAFETY: the new binary has room for exactly `bytes.len()` bytes.
+    // SAFETY: `fill` is given room for exactly `bytes.len()` bytes.
     unsafe {
-        let data = enif_make_new_binary(env.as_c_arg(), bytes.len(), term.as_mut_ptr());
-        if data.is_null() {
-            return None;
-        }
-        std::ptr::copy_nonoverlapping(bytes.as_ptr(), data, bytes.len());
-        Some(term.assume_init())
+        new_binary(env, bytes.len(), |data| {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), data, bytes.len())
+        })
     }
+}
+
+/// A new binary of `size` bytes, which `fill` writes, all of them, given
+/// where they go; `None` if the BEAM could not allocate it. One of 64
+/// bytes or fewer is made in the process's heap; a larger one through
+/// `enif_alloc_binary`, which fails where `enif_make_new_binary` would
+/// take the VM down.
+///
+/// # Safety
+/// `fill` must write `size` bytes from the pointer it is given, no more.
+pub unsafe fn new_binary(
+    env: Env<'_>,
+    size: usize,
+    fill: impl FnOnce(*mut u8),
+) -> Option<ErlNifTerm> {
+    if size <= SUB_BINARY_MIN {
+        let mut term = MaybeUninit::uninit();
+        let data = enif_make_new_binary(env.as_c_arg(), size, term.as_mut_ptr());
+        fill(data);
+        return Some(term.assume_init());
+    }
+    let mut binary = MaybeUninit::<ErlNifBinary>::uninit();
+    if enif_alloc_binary(size, binary.as_mut_ptr()) == 0 {
+        return None;
+    }
+    let mut binary = binary.assume_init();
+    fill(binary.data);
+    Some(enif_make_binary(env.as_c_arg(), &mut binary))
 }
 
 /// A list of `items`, terms made in `env`; `None` past the BEAM's count

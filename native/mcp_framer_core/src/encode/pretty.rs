@@ -21,26 +21,67 @@ pub struct Layout<'a> {
     pub colon: &'a [u8],
 }
 
-/// How many bytes `text` laid out takes; `None` past `usize`.
+/// How many bytes `text` laid out takes; `None` past `usize`. It costs a
+/// pass over `text`, however deep the nesting and wide the indent.
 pub fn len(text: &[u8], layout: &Layout) -> Option<usize> {
     let mut total: Option<usize> = Some(0);
-    lay_out(text, layout, |bytes| {
-        total = total.and_then(|total| total.checked_add(bytes.len()));
+    lay_out(text, layout, |piece| {
+        let bytes = match piece {
+            Piece::Text(bytes) => Some(bytes.len()),
+            Piece::NewLine(levels) => margin_width(layout, levels),
+        };
+        total = total
+            .zip(bytes)
+            .and_then(|(total, bytes)| total.checked_add(bytes));
     });
     total
 }
 
 /// `text` laid out, written to the front of `out`, which must be at least
-/// [`len`] bytes long; returns how many bytes were written.
-pub fn write(text: &[u8], layout: &Layout, out: &mut [u8]) -> usize {
+/// [`len`] bytes long; returns how many bytes were written, or `None` if
+/// there was no memory for the indents of the deepest line.
+pub fn write(text: &[u8], layout: &Layout, out: &mut [u8]) -> Option<usize> {
     let mut at = 0;
-    lay_out(text, layout, |bytes| {
+    // A line break and as many indents as the deepest line so far: the
+    // start of a line at any level is a prefix of it.
+    let mut margin = Vec::new();
+    let mut room = margin.try_reserve(layout.line.len()).is_ok();
+    margin.extend_from_slice(layout.line);
+    lay_out(text, layout, |piece| {
+        let bytes = match piece {
+            Piece::Text(bytes) => bytes,
+            Piece::NewLine(levels) => {
+                let width = margin_width(layout, levels).unwrap_or(usize::MAX);
+                if margin.len() < width {
+                    room &= margin.try_reserve(width - margin.len()).is_ok();
+                    while room && margin.len() < width {
+                        margin.extend_from_slice(layout.indent);
+                    }
+                }
+                margin.get(..width).unwrap_or_default()
+            }
+        };
         if let Some(to) = out.get_mut(at..at + bytes.len()) {
             to.copy_from_slice(bytes);
             at += bytes.len();
         }
     });
-    at
+    room.then_some(at)
+}
+
+/// The start of a line `levels` deep: its separator and indents.
+fn margin_width(layout: &Layout, levels: usize) -> Option<usize> {
+    levels
+        .checked_mul(layout.indent.len())?
+        .checked_add(layout.line.len())
+}
+
+/// What the layout is made of.
+enum Piece<'t> {
+    /// Bytes of the text, or of a separator.
+    Text(&'t [u8]),
+    /// A line break, then the indent this many times.
+    NewLine(usize),
 }
 
 /// Where the layout is: no container opened yet, or `depth` levels in,
@@ -52,20 +93,10 @@ enum Depth {
 }
 
 /// Calls `emit` with the pieces of `text` laid out, in order.
-fn lay_out(text: &[u8], layout: &Layout, mut emit: impl FnMut(&[u8])) {
+fn lay_out<'t>(text: &'t [u8], layout: &Layout<'t>, mut emit: impl FnMut(Piece<'t>)) {
     let mut depth = Depth::First;
     // The last bracket opened a container that has nothing in it yet.
     let mut empty = false;
-    // A line break and as many indents as the deepest level so far: the
-    // start of a line at any level is a prefix of it.
-    let mut margin = layout.line.to_vec();
-    let mut new_line = |emit: &mut dyn FnMut(&[u8]), levels: usize| {
-        let width = layout.line.len() + levels * layout.indent.len();
-        while margin.len() < width {
-            margin.extend_from_slice(layout.indent);
-        }
-        emit(&margin[..width]);
-    };
     let mut at = 0;
     while let Some(&byte) = text.get(at) {
         let levels = match depth {
@@ -77,35 +108,35 @@ fn lay_out(text: &[u8], layout: &Layout, mut emit: impl FnMut(&[u8])) {
             b'{' | b'[' => {
                 match depth {
                     Depth::First => {}
-                    Depth::In(0) => emit(layout.record),
-                    Depth::In(levels) if empty => new_line(&mut emit, levels),
+                    Depth::In(0) => emit(Piece::Text(layout.record)),
+                    Depth::In(levels) if empty => emit(Piece::NewLine(levels)),
                     Depth::In(_) => {}
                 }
-                emit(&text[at..=at]);
+                emit(Piece::Text(&text[at..=at]));
                 depth = Depth::In(levels + 1);
                 empty = true;
             }
             b'}' | b']' => {
                 let levels = levels.saturating_sub(1);
                 if !empty {
-                    new_line(&mut emit, levels);
+                    emit(Piece::NewLine(levels));
                 }
-                emit(&text[at..=at]);
+                emit(Piece::Text(&text[at..=at]));
                 depth = Depth::In(levels);
                 empty = false;
             }
             b',' => {
-                emit(b",");
-                new_line(&mut emit, levels);
+                emit(Piece::Text(b","));
+                emit(Piece::NewLine(levels));
                 empty = false;
             }
             b':' => {
-                emit(b":");
-                emit(layout.colon);
+                emit(Piece::Text(b":"));
+                emit(Piece::Text(layout.colon));
             }
             _ => {
                 if empty {
-                    new_line(&mut emit, levels);
+                    emit(Piece::NewLine(levels));
                 }
                 empty = false;
                 // A string through its closing quote, or a number or
@@ -115,7 +146,7 @@ fn lay_out(text: &[u8], layout: &Layout, mut emit: impl FnMut(&[u8])) {
                 } else {
                     scalar_end(text, at + 1)
                 };
-                emit(&text[at..end]);
+                emit(Piece::Text(&text[at..end]));
                 at = end;
                 continue;
             }
@@ -164,7 +195,7 @@ mod tests {
 
     fn pretty(text: &[u8], layout: &Layout) -> Vec<u8> {
         let mut out = vec![0; len(text, layout).unwrap()];
-        assert_eq!(write(text, layout, &mut out), out.len());
+        assert_eq!(write(text, layout, &mut out), Some(out.len()));
         out
     }
 

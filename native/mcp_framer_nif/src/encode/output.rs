@@ -1,11 +1,9 @@
 //! The text a walk wrote, as the term its form asks for: one binary, or
 //! iodata in which the strings the walk referenced are their own binaries.
 
-use rustler::sys::{
-    enif_make_list_from_array, enif_make_new_binary, enif_make_sub_binary, ErlNifTerm,
-};
+use crate::terms;
+use rustler::sys::{enif_make_list_from_array, enif_make_sub_binary, ErlNifTerm};
 use rustler::{Binary, Env, Term};
-use std::mem::MaybeUninit;
 
 /// What copying `bytes` into a fresh binary may cost, page faults included.
 pub fn copy_nanos(bytes: usize) -> u64 {
@@ -76,18 +74,14 @@ fn join(env: Env<'_>, out: &[u8], pieces: &[(usize, ErlNifTerm)]) -> Option<ErlN
 /// A new binary of `segments`, one after another.
 fn copy(env: Env<'_>, segments: &[&[u8]]) -> Option<ErlNifTerm> {
     let size = segments.iter().map(|segment| segment.len()).sum();
-    let mut binary = MaybeUninit::uninit();
-    // SAFETY: the new binary has room for exactly `size` bytes, the
-    // segments' total, each copied after the one before.
+    // SAFETY: `fill` is given room for exactly `size` bytes, the segments'
+    // total, and copies each after the one before.
     unsafe {
-        let mut data = enif_make_new_binary(env.as_c_arg(), size, binary.as_mut_ptr());
-        if data.is_null() {
-            return None;
-        }
-        for segment in segments {
-            std::ptr::copy_nonoverlapping(segment.as_ptr(), data, segment.len());
-            data = data.add(segment.len());
-        }
-        Some(binary.assume_init())
+        terms::new_binary(env, size, |mut data| {
+            for segment in segments {
+                std::ptr::copy_nonoverlapping(segment.as_ptr(), data, segment.len());
+                data = data.add(segment.len());
+            }
+        })
     }
 }

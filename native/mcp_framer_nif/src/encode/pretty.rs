@@ -3,15 +3,15 @@
 //!
 //! `McpFramer.Native.pretty/2` (or `pretty_dirty/2`) takes the text and
 //! `{indent, line, record, colon}` and replies `{:ok, binary}`,
-//! `{:error, {:no_memory, bytes}}`, or on a normal scheduler
-//! `:continue_dirty` for text too long to lay out within a call's time.
+//! `{:error, {:no_memory, bytes}}` (`bytes` the size laid out), or on a
+//! normal scheduler `:continue_dirty` for text too long to lay out within
+//! a call's time, having measured only how long it would be laid out.
 
 use crate::error::FramerError;
+use crate::terms;
 use crate::timeslice::{Scheduler, Timeslice};
 use mcp_framer_core::encode::pretty::{self, Layout};
-use rustler::sys::enif_make_new_binary;
 use rustler::{Binary, Encoder, Env, NifResult, Term};
-use std::mem::MaybeUninit;
 
 /// The most text, and the most laid out, a normal scheduler's call takes.
 /// MCP terms' text was laid out at 400-500 MB/s, the margins of deep
@@ -51,56 +51,58 @@ fn run<'a>(
     scheduler: Scheduler,
 ) -> NifResult<Term<'a>> {
     let normal = scheduler == Scheduler::Normal;
-    if normal && text.len() > NORMAL_TEXT_MAX {
-        return Ok(atoms::continue_dirty().encode(env));
-    }
-    let layout = Layout {
-        indent: indent.as_slice(),
-        line: line.as_slice(),
-        record: record.as_slice(),
-        colon: colon.as_slice(),
-    };
     let time = Timeslice::new(scheduler, 0);
-    let reply = match pretty::len(text.as_slice(), &layout) {
-        Some(size) if normal && size > NORMAL_OUTPUT_MAX => atoms::continue_dirty().encode(env),
-        Some(size) => {
-            time.count_work((text.len() * 2 + size) as u64 * PICOS_PER_BYTE / 1000);
-            match laid_out(env, text.as_slice(), &layout, size)? {
+    let reply = if normal && text.len() > NORMAL_TEXT_MAX {
+        atoms::continue_dirty().encode(env)
+    } else {
+        let layout = Layout {
+            indent: indent.as_slice(),
+            line: line.as_slice(),
+            record: record.as_slice(),
+            colon: colon.as_slice(),
+        };
+        let size = pretty::len(text.as_slice(), &layout);
+        let bytes = (text.len() as u64).saturating_add(size.unwrap_or(0) as u64);
+        time.count_work(bytes.saturating_mul(PICOS_PER_BYTE) / 1000);
+        match size {
+            Some(size) if normal && size > NORMAL_OUTPUT_MAX => atoms::continue_dirty().encode(env),
+            Some(size) => match laid_out(env, text.as_slice(), &layout, size)? {
                 Some(binary) => (atoms::ok(), binary).encode(env),
                 None => no_memory(env, size),
-            }
+            },
+            None => no_memory(env, usize::MAX),
         }
-        None => no_memory(env, usize::MAX),
     };
     time.report(env);
     Ok(reply)
 }
 
 /// A new binary of `size` bytes, `text` laid out; `None` if the BEAM could
-/// not allocate it.
+/// not allocate it, or the indents of its deepest line.
 fn laid_out<'a>(
     env: Env<'a>,
     text: &[u8],
     layout: &Layout,
     size: usize,
 ) -> Result<Option<Term<'a>>, FramerError> {
-    let mut term = MaybeUninit::uninit();
-    // SAFETY: the binary has room for `size` bytes, zeroed before they are
-    // made a slice.
-    let out = unsafe {
-        let data = enif_make_new_binary(env.as_c_arg(), size, term.as_mut_ptr());
-        if data.is_null() {
-            return Ok(None);
-        }
-        std::ptr::write_bytes(data, 0, size);
-        std::slice::from_raw_parts_mut(data, size)
+    let mut written = None;
+    // SAFETY: `fill` is given room for `size` bytes, zeroed before they are
+    // made a slice and written.
+    let binary = unsafe {
+        terms::new_binary(env, size, |data| {
+            std::ptr::write_bytes(data, 0, size);
+            written = pretty::write(text, layout, std::slice::from_raw_parts_mut(data, size));
+        })
     };
-    // `size` is what `len` gave for the same text and layout.
-    if pretty::write(text, layout, out) != size {
-        return Err(FramerError::EncoderMismatch);
+    match (binary, written) {
+        // `size` is what `len` gave for the same text and layout.
+        (Some(binary), Some(written)) if written == size => {
+            // SAFETY: `new_binary` made the term in `env`.
+            Ok(Some(unsafe { Term::new(env, binary) }))
+        }
+        (Some(_), Some(_)) => Err(FramerError::EncoderMismatch),
+        _ => Ok(None),
     }
-    // SAFETY: `enif_make_new_binary` made the term.
-    Ok(Some(unsafe { Term::new(env, term.assume_init()) }))
 }
 
 fn no_memory(env: Env<'_>, bytes: usize) -> Term<'_> {
