@@ -20,8 +20,8 @@ use crate::terms::{self, SUB_BINARY_MIN};
 use crate::timeslice::Timeslice;
 use mcp_framer_core::json::{Builder, Text};
 use rustler::sys::{
-    enif_make_double, enif_make_int64, enif_make_list_from_array, enif_make_map_put,
-    enif_make_new_map, enif_make_tuple_from_array, ErlNifTerm,
+    enif_make_double, enif_make_int64, enif_make_map_put, enif_make_new_map,
+    enif_make_tuple_from_array, ErlNifTerm,
 };
 use rustler::{Binary, Env};
 use std::mem::MaybeUninit;
@@ -213,12 +213,7 @@ impl<'a, const ATOM_KEYS: bool> Builder<'a> for TermBuilder<'a, '_, ATOM_KEYS> {
 
     fn end_array(&mut self, count: usize) -> Result<(), Stop> {
         self.collapse(count, |builder, from| {
-            let items = &builder.stack[from..];
-            // SAFETY: `items` are terms made in this environment.
-            Ok(unsafe {
-                let count = u32::try_from(count).map_err(|_| Stop::Broken)?;
-                enif_make_list_from_array(builder.env.as_c_arg(), items.as_ptr(), count)
-            })
+            terms::list(builder.env, &builder.stack[from..]).ok_or(Stop::Broken)
         })
     }
 

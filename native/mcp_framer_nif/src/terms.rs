@@ -54,6 +54,7 @@ pub unsafe fn new_binary(
 
 /// A list of `items`, terms made in `env`; `None` past the BEAM's count
 /// for one call.
+#[inline]
 pub fn list(env: Env<'_>, items: &[ErlNifTerm]) -> Option<ErlNifTerm> {
     let count = u32::try_from(items.len()).ok()?;
     // SAFETY: `items` holds `count` terms made in `env`.

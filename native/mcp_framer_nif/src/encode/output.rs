@@ -2,7 +2,7 @@
 //! iodata in which the strings the walk referenced are their own binaries.
 
 use crate::terms;
-use rustler::sys::{enif_make_list_from_array, enif_make_sub_binary, ErlNifTerm};
+use rustler::sys::{enif_make_sub_binary, ErlNifTerm};
 use rustler::{Binary, Env, Term};
 
 /// What copying `bytes` into a fresh binary may cost, page faults included.
@@ -46,9 +46,8 @@ pub fn make(
         if from < out.len() {
             parts.push(enif_make_sub_binary(raw, binary, from, out.len() - from));
         }
-        let count = u32::try_from(parts.len()).ok()?;
-        Some(enif_make_list_from_array(raw, parts.as_ptr(), count))
     }
+    terms::list(env, &parts)
 }
 
 /// `out` with each piece's bytes at its place, in one binary.
