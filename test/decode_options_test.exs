@@ -5,14 +5,16 @@ defmodule McpFramer.DecodeOptionsTest do
   # decoding framer fed the line cut at every point, against the oracle too.
   use ExUnit.Case, async: true
 
-  alias McpFramer.{Chunks, DecodeError, Frames, JSON, TestJSON}
+  import McpFramer.Agreement, only: [oracle_result: 2]
+
+  alias McpFramer.{Chunks, DecodeError, Frames, JSON}
 
   # What McpFramer.JSON.decode/2 gives for `line`, after checking that a
   # framer with the same options gives the same item however the line is
   # cut, and that the oracle agrees. The oracle goes first: were the NIF to
   # make an atom it should not, the oracle would find it existing.
   defp decoded(line, opts) do
-    expected = oracle(line, opts)
+    expected = oracle_result(line, opts)
     direct = JSON.decode(line, opts)
     assert framed(line, opts) == direct
     assert expected == direct
@@ -32,14 +34,6 @@ defmodule McpFramer.DecodeOptionsTest do
 
     assert Enum.uniq(items) == [item]
     item
-  end
-
-  # The oracle's result, shaped as McpFramer.JSON's.
-  defp oracle(line, opts) do
-    case TestJSON.decode(line, opts) do
-      {:ok, term} -> {:ok, term}
-      {:error, error} -> {:error, struct!(DecodeError, Map.put(error, :data, line))}
-    end
   end
 
   defp limit_error(line, position, limit, value) do
@@ -216,7 +210,7 @@ defmodule McpFramer.DecodeOptionsTest do
       assert {:ok, term} = JSON.decode(line, keys: :atoms)
       assert term == %{String.to_existing_atom(key) => %{b: [%{c: nil}]}}
       assert framed(line, keys: :atoms) == {:ok, term}
-      assert oracle(line, keys: :atoms) == {:ok, term}
+      assert oracle_result(line, keys: :atoms) == {:ok, term}
     end
 
     test ":atoms! takes existing atoms, as String.to_existing_atom/1 does" do
@@ -295,7 +289,7 @@ defmodule McpFramer.DecodeOptionsTest do
       for line <- [~s({"#{unknown}":[1,}), ~s({"#{unknown}":1 2}), ~s({"#{unknown}":{"a":1,"a")] do
         assert {:error, %DecodeError{limit: nil} = error} = JSON.decode(line, keys: :atoms!)
         assert {:error, error} == framed(line, keys: :atoms!)
-        assert {:error, error} == oracle(line, keys: :atoms!)
+        assert {:error, error} == oracle_result(line, keys: :atoms!)
       end
 
       # The pair is complete at its comma, before the next key is read.
@@ -341,7 +335,7 @@ defmodule McpFramer.DecodeOptionsTest do
       key = String.duplicate("e\u0301", 200)
       assert_raise SystemLimitError, fn -> JSON.decode(~s({"#{key}":1}), keys: :atoms) end
 
-      assert oracle(~s({"#{key}":1}), keys: :atoms) ==
+      assert oracle_result(~s({"#{key}":1}), keys: :atoms) ==
                limit_error(~s({"#{key}":1}), 1, :keys, :atoms)
     end
 

@@ -15,20 +15,7 @@ defmodule McpFramer.EncodeDifferentialTest do
 
   @modes [:json, :unicode_safe, :javascript_safe, :html_safe]
 
-  defp run_cases(count, run, check) do
-    seed = Seed.seed("ENCODE_SEED")
-
-    for n <- 1..count do
-      where = Seed.case!("ENCODE_SEED", seed, n, run)
-
-      try do
-        check.(n)
-      rescue
-        error in ExUnit.AssertionError ->
-          reraise %{error | message: "#{where}: #{error.message}"}, __STACKTRACE__
-      end
-    end
-  end
+  defp run_cases(count, run, check), do: Seed.run_cases("ENCODE_SEED", count, run, check)
 
   # What McpFramer gives, in the oracle's shape.
   defp ours(term, opts, form) do

@@ -140,25 +140,7 @@ defmodule McpFramer.JSONDifferentialTest do
   # failure is prefixed with the JSON_SEED and case that reproduce it.
   # `check` gets n.
 
-  defp run_cases(count, run, check) do
-    seed = Seed.seed("JSON_SEED")
-
-    for n <- 1..count do
-      Process.put(:where, Seed.case!("JSON_SEED", seed, n, run))
-
-      try do
-        check.(n)
-      rescue
-        error in ExUnit.AssertionError ->
-          reraise %{error | message: "#{where()}: #{error.message}"}, __STACKTRACE__
-
-        error ->
-          reraise "#{where()}: #{Exception.message(error)}", __STACKTRACE__
-      end
-    end
-  end
-
-  defp where, do: Process.get(:where)
+  defp run_cases(count, run, check), do: Seed.run_cases("JSON_SEED", count, run, check)
 
   # McpFramer.JSON against the oracle
 

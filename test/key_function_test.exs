@@ -9,13 +9,15 @@ defmodule McpFramer.KeyFunctionTest do
 
   import McpFramer.JSONDocuments, only: [any_document: 0, small_document: 0, random_options: 0]
 
+  import McpFramer.Agreement, only: [oracle_result: 2, same?: 2]
+
   alias McpFramer.{DecodeError, JSON, Seed, TestJSON}
 
   # What McpFramer.JSON.decode/2 gives for `line` with the key function
   # `fun`, and the keys it was called on, in order: the same as the
   # oracle's, or the test fails.
   defp decoded(line, fun, opts \\ []) do
-    expected = recorded(fn keys -> oracle(line, [keys: keys] ++ opts) end, fun)
+    expected = recorded(fn keys -> oracle_result(line, [keys: keys] ++ opts) end, fun)
     direct = recorded(fn keys -> JSON.decode(line, [keys: keys] ++ opts) end, fun)
     assert direct == expected
     direct
@@ -45,7 +47,8 @@ defmodule McpFramer.KeyFunctionTest do
   # As `decoded/3`, for any result: a term, an error, or what was raised or
   # thrown; terms compared with floats bit for bit.
   defp agreed(line, fun, opts) do
-    expected = recorded(fn keys -> outcome(fn -> oracle(line, [keys: keys] ++ opts) end) end, fun)
+    expected =
+      recorded(fn keys -> outcome(fn -> oracle_result(line, [keys: keys] ++ opts) end) end, fun)
 
     direct =
       recorded(fn keys -> outcome(fn -> JSON.decode(line, [keys: keys] ++ opts) end) end, fun)
@@ -55,7 +58,7 @@ defmodule McpFramer.KeyFunctionTest do
 
     unless alike?(result, expected_result) and calls == expected_calls do
       flunk("""
-      #{Process.get(:where)}: with a key function and #{inspect(opts)}
+      with a key function and #{inspect(opts)}
       input: #{inspect(line)}
         nif:    #{inspect(direct)}
         oracle: #{inspect(expected)}
@@ -63,7 +66,7 @@ defmodule McpFramer.KeyFunctionTest do
     end
   end
 
-  defp alike?({:ok, term}, {:ok, expected}), do: McpFramer.Agreement.same?(term, expected)
+  defp alike?({:ok, term}, {:ok, expected}), do: same?(term, expected)
   defp alike?(result, expected), do: result == expected
 
   defp outcome(decode) do
@@ -85,21 +88,7 @@ defmodule McpFramer.KeyFunctionTest do
     ]
   end
 
-  defp run_cases(count, run, check) do
-    seed = Seed.seed("JSON_SEED")
-
-    for n <- 1..count do
-      Process.put(:where, Seed.case!("JSON_SEED", seed, n, run))
-      check.(n)
-    end
-  end
-
-  defp oracle(line, opts) do
-    case TestJSON.decode(line, opts) do
-      {:ok, term} -> {:ok, term}
-      {:error, error} -> {:error, struct!(DecodeError, Map.put(error, :data, line))}
-    end
-  end
+  defp run_cases(count, run, check), do: Seed.run_cases("JSON_SEED", count, run, check)
 
   test "agrees with the oracle, calls included, on 1000 random documents with random options" do
     run_cases(1000, 1, fn _case ->

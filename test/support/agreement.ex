@@ -24,6 +24,16 @@ defmodule McpFramer.Agreement do
     end
   end
 
+  # The oracle's result shaped as McpFramer.JSON.decode/2's: an error is a
+  # DecodeError holding the input as its data, and where Jason raises for
+  # a key, the oracle's error at the key stands.
+  def oracle_result(input, opts) do
+    case TestJSON.decode(input, opts) do
+      {:ok, term} -> {:ok, term}
+      {:error, error} -> {:error, struct!(DecodeError, Map.put(error, :data, input))}
+    end
+  end
+
   # The options of the oracle's, of those a decoder is given.
   def decode_options(opts), do: Keyword.drop(opts, [:strings, :max_message_bytes])
 

@@ -13,6 +13,30 @@ defmodule McpFramer.Seed do
     end
   end
 
+  # Runs `check` on cases 1 to `count` of `run`, each seeded by case!/4
+  # from the seed in `variable`. A failure is prefixed with the seed and
+  # case that reproduce it. `check` gets n.
+  @spec run_cases(String.t(), pos_integer(), pos_integer(), (pos_integer() -> term())) :: :ok
+  def run_cases(variable, count, run, check) do
+    seed = seed(variable)
+
+    for n <- 1..count do
+      where = case!(variable, seed, n, run)
+
+      try do
+        check.(n)
+      rescue
+        error in ExUnit.AssertionError ->
+          reraise %{error | message: "#{where}: #{error.message}"}, __STACKTRACE__
+
+        error ->
+          reraise "#{where}: #{Exception.message(error)}", __STACKTRACE__
+      end
+    end
+
+    :ok
+  end
+
   # Seeds this process for case `n` of `run`, and says how to get it again.
   @spec case!(String.t(), pos_integer(), pos_integer(), pos_integer()) :: String.t()
   def case!(variable, seed, n, run) do
