@@ -80,6 +80,16 @@ defmodule McpFramer.EncodePrettyTest do
     assert {:error, %EncodeError{reason: :unsupported}} = JSON.encode([{1}], pretty: [])
   end
 
+  test "a term that cannot be encoded is an error whatever pretty:'s options, as in Jason" do
+    # Jason reads them only to lay out a text it has encoded.
+    for pretty <- [[width: 2], [indent: 2], :yes] do
+      assert {:error, %EncodeError{reason: :invalid_byte}} = JSON.encode(<<0xFF>>, pretty: pretty)
+      assert {:error, %EncodeError{}} = JSON.encode_to_iodata([{1}], pretty: pretty)
+      assert_raise EncodeError, fn -> JSON.encode!(<<0xFF>>, pretty: pretty) end
+      assert_raise ArgumentError, fn -> JSON.encode!(1, pretty: pretty) end
+    end
+  end
+
   test "on random MCP terms and options, the text is what the rules make of the term" do
     :rand.seed(:exsss, {7, 7, 7})
 

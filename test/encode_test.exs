@@ -399,7 +399,7 @@ defmodule McpFramer.EncodeTest do
   describe "options" do
     test "options are checked, each error naming the option and its values" do
       for {opts, message} <- [
-            {[escape: :javascript], ~r/:escape to be :json, :unicode_safe/},
+            {[escape: :js], ~r/:escape to be :json, :unicode_safe/},
             {[escape: "json"], ~r/:escape to be/},
             {[maps: :lax], ~r/:maps to be :naive or :strict/},
             {[pretty: :yes], ~r/:pretty to be true, false or a keyword list/},
@@ -421,6 +421,17 @@ defmodule McpFramer.EncodeTest do
 
     test "pretty: false is the compact text" do
       assert encode!(%{a: [1]}, pretty: false) == ~s({"a":[1]})
+    end
+  end
+
+  describe "Poison's names" do
+    test "escape: :javascript and :unicode, which Jason keeps from Poison, are :javascript_safe and :unicode_safe" do
+      text = "</a>\u2028é😀\n"
+
+      for {poison, jason} <- [javascript: :javascript_safe, unicode: :unicode_safe] do
+        assert encode!(text, escape: poison) == encode!(text, escape: jason)
+        assert encode!(text, escape: poison) != encode!(text)
+      end
     end
   end
 

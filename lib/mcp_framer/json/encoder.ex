@@ -40,6 +40,8 @@ defmodule McpFramer.JSON.Encoder do
       `\\u2029`); `:html_safe` does too, and writes `/` as `\\/` and `<`
       as `\\u003C`; `:unicode_safe` escapes every character past ASCII as
       `\\uXXXX` (upper case), past U+FFFF as a surrogate pair.
+      `:javascript` and `:unicode`, Poison's names, which Jason keeps, are
+      taken for `:javascript_safe` and `:unicode_safe`.
     * `:maps` - `:naive` (default) writes every pair; `:strict` refuses a
       map two of whose keys have the same text, such as `%{:a => 1, "a"
       => 2}`, with the key in the error.
@@ -52,7 +54,9 @@ defmodule McpFramer.JSON.Encoder do
       place of those defaults. One term is one record, so
       `:record_separator` changes nothing. The laid-out text is one
       binary in every form; `encode_line/2` refuses `pretty:`, whose
-      newlines would end the message.
+      newlines would end the message. As in Jason, these options are
+      read only once the term is encoded: a term that cannot be is an
+      error, whatever they hold.
 
   Bad options raise `ArgumentError`.
 
@@ -100,7 +104,8 @@ defmodule McpFramer.JSON.Encoder do
 
   alias McpFramer.{EncodeError, Native}
 
-  @escapes [json: 0, unicode_safe: 1, javascript_safe: 2, html_safe: 3]
+  # :unicode and :javascript are Poison's names, which Jason still takes.
+  @escapes [json: 0, unicode_safe: 1, javascript_safe: 2, html_safe: 3, unicode: 1, javascript: 2]
   # Bits 0-1 the escape, bit 2 :strict, bits 3-4 the form (see the NIF).
   @forms [binary: 0, iodata: 8, line: 16]
   @strict 4
@@ -122,19 +127,23 @@ defmodule McpFramer.JSON.Encoder do
   def encode(term, [], form), do: compact(term, form(form))
 
   def encode(term, opts, form) do
-    {flags, pretty} = flags!(opts)
-
-    case {separators!(pretty), form} do
-      {nil, form} ->
+    case flags!(opts) do
+      {flags, false} ->
         compact(term, flags + form(form))
 
-      {_separators, :line} ->
+      {_flags, pretty} when form == :line ->
+        separators!(pretty)
+
         raise ArgumentError,
               "a line cannot be pretty-printed: its newlines would end the message; " <>
                 "use encode/2 or encode_to_iodata/2 for pretty: text"
 
-      {separators, _form} ->
-        term |> compact(flags + form(:binary)) |> laid_out(separators)
+      # As Jason does, `pretty:` is read only to lay out a text: a term
+      # that cannot be encoded is an error whatever it holds.
+      {flags, pretty} ->
+        with {:ok, text} <- compact(term, flags + form(:binary)) do
+          laid_out(text, separators!(pretty))
+        end
     end
   end
 
@@ -149,14 +158,12 @@ defmodule McpFramer.JSON.Encoder do
     end
   end
 
-  defp laid_out({:ok, text}, separators) do
+  defp laid_out(text, separators) do
     case Native.pretty(text, separators) do
       :continue_dirty -> result(Native.pretty_dirty(text, separators))
       reply -> result(reply)
     end
   end
-
-  defp laid_out(error, _separators), do: error
 
   defp run(term, flags, tag) do
     case Native.encode(term, flags, tag) do
@@ -226,10 +233,9 @@ defmodule McpFramer.JSON.Encoder do
     raise ArgumentError, "expected :maps to be :naive or :strict, got: #{inspect(maps)}"
   end
 
-  # `pretty:` as the NIF takes it, {indent, line, record, colon}, or nil.
-  # As Jason.Formatter reads them, later options win, and the first line
+  # `pretty:` as the NIF takes it, {indent, line, record, colon}. As
+  # Jason.Formatter reads them, later options win, and the first line
   # separator is the record separator too, unless one is given.
-  defp separators!(false), do: nil
   defp separators!(true), do: separators!([])
 
   defp separators!(pretty) when is_list(pretty) do
