@@ -1,8 +1,8 @@
 # make test   installs Elixir when missing, then runs every test and gate
 # make demo   frames a real MCP stdio server: make demo SERVER="cmd args"
-# make fuzz   fuzzes the framer, the JSON parser and the encoder's string
-#             writing, FUZZ_SECONDS in all (default 30, a third each; make
-#             test runs it)
+# make fuzz   fuzzes the framer, the JSON parser, the encoder's string
+#             writing and pretty:'s layout, FUZZ_SECONDS in all (default
+#             30, a quarter each; make test runs it)
 # make soak   hostile traffic through the decoder in a real VM, checked
 #             against the oracle, for SOAK_SECONDS (default 60; make test
 #             runs 10)
@@ -62,14 +62,15 @@ rust-tests:
 	    --test encode_rules --test encode_properties || exit 1; done
 	cargo fmt --manifest-path fuzz/Cargo.toml --check
 
-# Each target gets a third, rounded up: -max_total_time=0 would mean no limit.
-fuzz: FUZZ_EACH = $(shell echo $$(( ($(FUZZ_SECONDS) + 2) / 3 )))
+# Each target gets a quarter, rounded up: -max_total_time=0 would mean no limit.
+fuzz: FUZZ_EACH = $(shell echo $$(( ($(FUZZ_SECONDS) + 3) / 4 )))
 fuzz:
 	cd fuzz && RUSTFLAGS="$(FUZZ_RUSTFLAGS)" cargo build --locked --release --target $(HOST) --target-dir target
-	mkdir -p fuzz/corpus/feed fuzz/corpus/json fuzz/corpus/escape fuzz/artifacts
+	mkdir -p fuzz/corpus/feed fuzz/corpus/json fuzz/corpus/escape fuzz/corpus/pretty fuzz/artifacts
 	fuzz/target/$(HOST)/release/feed -max_total_time=$(FUZZ_EACH) -max_len=4096 -artifact_prefix=fuzz/artifacts/feed- fuzz/corpus/feed
 	fuzz/target/$(HOST)/release/json -max_total_time=$(FUZZ_EACH) -max_len=4096 -artifact_prefix=fuzz/artifacts/json- fuzz/corpus/json
 	fuzz/target/$(HOST)/release/escape -max_total_time=$(FUZZ_EACH) -max_len=1024 -artifact_prefix=fuzz/artifacts/escape- fuzz/corpus/escape fuzz/corpus/json
+	fuzz/target/$(HOST)/release/pretty -max_total_time=$(FUZZ_EACH) -max_len=1024 -artifact_prefix=fuzz/artifacts/pretty- fuzz/corpus/pretty fuzz/corpus/json
 
 SOAK_SECONDS ?= 60
 soak: tools

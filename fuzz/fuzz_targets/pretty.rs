@@ -1,0 +1,101 @@
+//! Any bytes laid out by `encode::pretty`, JSON or not, with separators
+//! cut from the input's first bytes.
+//!
+//! * `write` must write exactly as many bytes as `len` says.
+//! * The output must be what a reference writes that takes
+//!   `Jason.Formatter.pretty_print/2`'s rules (1.4.5) one byte at a time,
+//!   where the layout skips through strings and scalars by the run.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use mcp_framer_core::encode::pretty::{len, write, Layout};
+
+fuzz_target!(|input: &[u8]| {
+    let Some((&sizes, rest)) = input.split_first() else {
+        return;
+    };
+    // Two bits of the first byte for the length of each separator.
+    let mut rest = rest;
+    let mut separator = |shift: u8| {
+        let (taken, left) = rest.split_at(usize::from(sizes >> shift & 3).min(rest.len()));
+        rest = left;
+        taken
+    };
+    let layout = Layout {
+        indent: separator(0),
+        line: separator(2),
+        record: separator(4),
+        colon: separator(6),
+    };
+    let text = rest;
+    let expected = reference(text, &layout);
+    assert_eq!(len(text, &layout), Some(expected.len()));
+    let mut out = vec![0; expected.len()];
+    assert_eq!(write(text, &layout, &mut out), Some(out.len()));
+    assert_eq!(out, expected);
+});
+
+/// `text` laid out a byte at a time. Jason's formatter fails on a closing
+/// bracket with no opener; the layout, and this, take it at level 0.
+fn reference(text: &[u8], layout: &Layout) -> Vec<u8> {
+    let mut out = Vec::new();
+    let new_line = |out: &mut Vec<u8>, levels: usize| {
+        out.extend_from_slice(layout.line);
+        for _ in 0..levels {
+            out.extend_from_slice(layout.indent);
+        }
+    };
+    // None until the first array or object opens.
+    let mut depth: Option<usize> = None;
+    let (mut empty, mut in_string, mut escaped) = (false, false, false);
+    for &byte in text {
+        if in_string {
+            out.push(byte);
+            in_string = escaped || byte != b'"';
+            escaped = !escaped && byte == b'\\';
+            continue;
+        }
+        let levels = depth.unwrap_or(0);
+        match byte {
+            b' ' | b'\n' | b'\r' | b'\t' => {}
+            b'{' | b'[' => {
+                match depth {
+                    None => {}
+                    Some(0) => out.extend_from_slice(layout.record),
+                    Some(levels) if empty => new_line(&mut out, levels),
+                    Some(_) => {}
+                }
+                out.push(byte);
+                depth = Some(levels + 1);
+                empty = true;
+            }
+            b'}' | b']' => {
+                let levels = levels.saturating_sub(1);
+                if !empty {
+                    new_line(&mut out, levels);
+                }
+                out.push(byte);
+                depth = Some(levels);
+                empty = false;
+            }
+            b',' => {
+                out.push(byte);
+                new_line(&mut out, levels);
+                empty = false;
+            }
+            b':' => {
+                out.push(byte);
+                out.extend_from_slice(layout.colon);
+            }
+            _ => {
+                if empty {
+                    new_line(&mut out, levels);
+                }
+                out.push(byte);
+                empty = false;
+                in_string = byte == b'"';
+            }
+        }
+    }
+    out
+}
