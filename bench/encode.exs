@@ -13,6 +13,11 @@ defmodule Bench.Encoding do
   # warm up and once on the clock, dropping each result; the sides
   # alternate, best of @rounds runs each. The ratio is the side's time over
   # McpFramer.JSON.encode!/1's.
+  #
+  # The same terms laid out with `pretty: true`, by McpFramer and by the
+  # baselines that lay out (Jason's Formatter; jiffy's [:pretty], whose
+  # layout differs a little), go in a table of their own, in MB/s of
+  # McpFramer's laid-out text; they have no goal.
 
   alias Bench.DecodeTraffic, as: D
   alias Bench.Traffic, as: T
@@ -59,9 +64,12 @@ defmodule Bench.Encoding do
       {:mcp_framer, "McpFramer.JSON.encode!/1", &McpFramer.JSON.encode!/1},
       {:mcp_framer_iodata, "McpFramer.JSON.encode_to_iodata!/1",
        &McpFramer.JSON.encode_to_iodata!/1},
-      {:floor, ":erlang.term_to_binary/1", &:erlang.term_to_binary/1}
-    ] ++ baselines()
+      {:floor, ":erlang.term_to_binary/1", &:erlang.term_to_binary/1},
+      {:mcp_framer_pretty, "McpFramer.JSON.encode!(term, pretty: true)", &pretty/1}
+    ] ++ baselines() ++ pretty_baselines()
   end
+
+  defp pretty(term), do: McpFramer.JSON.encode!(term, pretty: true)
 
   def baselines, do: jason() ++ jiffy() ++ json()
 
@@ -72,15 +80,25 @@ defmodule Bench.Encoding do
         {:jason_iodata, "Jason.encode_to_iodata!/1", &Jason.encode_to_iodata!/1}
       ]
     end
+
+    defp jason_pretty,
+      do: [{:jason_pretty, "Jason.encode!(term, pretty: true)", &Jason.encode!(&1, pretty: true)}]
   else
     defp jason, do: []
+    defp jason_pretty, do: []
   end
 
   if Code.ensure_loaded?(:jiffy) do
     defp jiffy, do: [{:jiffy, ":jiffy.encode/1", &:jiffy.encode/1}]
+
+    defp jiffy_pretty,
+      do: [{:jiffy_pretty, ":jiffy.encode(term, [:pretty])", &:jiffy.encode(&1, [:pretty])}]
   else
     defp jiffy, do: []
+    defp jiffy_pretty, do: []
   end
+
+  def pretty_baselines, do: jason_pretty() ++ jiffy_pretty()
 
   if Code.ensure_loaded?(JSON) do
     defp json, do: [{:json, "JSON.encode!/1", &JSON.encode!/1}]
@@ -107,6 +125,7 @@ defmodule Bench.Encoding do
   def measure({name, goals, _} = row, n, source) do
     terms = terms(row, n, source)
     bytes = Enum.reduce(terms, 0, &(byte_size(McpFramer.JSON.encode!(&1)) + &2))
+    pretty_bytes = Enum.reduce(terms, 0, &(byte_size(pretty(&1)) + &2))
 
     best =
       Enum.reduce(1..@rounds, %{}, fn _, best ->
@@ -116,7 +135,8 @@ defmodule Bench.Encoding do
         end)
       end)
 
-    %{name: name, goals: goals, bytes: bytes, terms: length(terms), best: best}
+    %{name: name, goals: goals, bytes: bytes, pretty_bytes: pretty_bytes}
+    |> Map.merge(%{terms: length(terms), best: best})
     |> Map.merge(kept(terms))
   end
 
@@ -152,6 +172,7 @@ defmodule Bench.Encoding do
       print_ours(results)
       for {side, label, _} <- baselines(), do: print_baseline(results, side, label)
       print_floor(results)
+      print_pretty(results)
       print_missing()
     end
   end
@@ -232,6 +253,39 @@ defmodule Bench.Encoding do
       IO.puts(
         "| #{r.name} | #{mb_per_s(r, :mcp_framer)} | #{mb_per_s(r, :floor)} | " <>
           "#{Bench.ratio(r.best.mcp_framer / r.best.floor)} |" <> allowed
+      )
+    end
+  end
+
+  # The laid-out text: McpFramer's rate, what laying out adds to its
+  # compact encode!/1's time, and each baseline's time over McpFramer's.
+  defp print_pretty(results) do
+    baselines = pretty_baselines()
+
+    IO.puts(
+      "\npretty: true, MB/s of McpFramer's laid-out text; ratio = the baseline's time / " <>
+        "McpFramer's; over compact = McpFramer's time / its encode!/1 time\n"
+    )
+
+    IO.puts(
+      "| traffic | McpFramer MB/s | over compact |" <>
+        Enum.map_join(baselines, fn {_, label, _} -> " #{label} MB/s | ratio |" end)
+    )
+
+    IO.puts("|---|---:|---:|" <> String.duplicate("---:|---:|", length(baselines)))
+
+    for r <- results do
+      rate = fn side -> round(Bench.mb_per_s(r.pretty_bytes, r.best[side])) end
+      ours = r.best.mcp_framer_pretty
+
+      versus =
+        Enum.map_join(baselines, fn {side, _, _} ->
+          " #{rate.(side)} | #{Bench.ratio(r.best[side] / ours)} |"
+        end)
+
+      IO.puts(
+        "| #{r.name} | #{rate.(:mcp_framer_pretty)} | " <>
+          "#{Bench.ratio(ours / r.best.mcp_framer)} |" <> versus
       )
     end
   end
