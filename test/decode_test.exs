@@ -111,20 +111,29 @@ defmodule McpFramer.DecodeTest do
     end
 
     test "decode! raises the DecodeError" do
-      assert_raise DecodeError, "the JSON document ended unexpectedly at position 1", fn ->
+      assert_raise DecodeError, "unexpected end of input at position 1", fn ->
         JSON.decode!("[")
       end
     end
 
-    test "the message names the byte, the token or the end" do
+    test "the message is Jason's, naming the byte, the token or the end" do
       assert Exception.message(%DecodeError{position: 1, token: nil, data: "[x"}) ==
-               ~s|unexpected byte 0x78 ("x") at position 1 of the JSON document|
+               ~s|unexpected byte at position 1: 0x78 ("x")|
 
       assert Exception.message(%DecodeError{position: 0, token: nil, data: <<1>>}) ==
-               "unexpected byte 0x01 at position 0 of the JSON document"
+               "unexpected byte at position 0: 0x1"
 
       assert Exception.message(%DecodeError{position: 0, token: "1e999", data: "1e999"}) ==
-               ~s|invalid sequence "1e999" at position 0 of the JSON document|
+               ~s|unexpected sequence at position 0: "1e999"|
+
+      assert Exception.message(%DecodeError{position: 2, token: nil, data: "[1"}) ==
+               "unexpected end of input at position 2"
+    end
+
+    test "a position past the end, which Jason's message cannot show, is the end" do
+      # Where a key function throws {:position, p} past the document.
+      assert Exception.message(%DecodeError{position: 9, token: nil, data: "[1"}) ==
+               "unexpected end of input at position 9"
     end
   end
 

@@ -11,7 +11,7 @@ defmodule McpFramer.JSON do
 
       iex> {:error, error} = McpFramer.JSON.decode(~s({"id":1,}))
       iex> Exception.message(error)
-      "unexpected byte 0x7D (\\"}\\") at position 8 of the JSON document"
+      "unexpected byte at position 8: 0x7D (\\"}\\")"
 
   ## What a document becomes
 
@@ -382,7 +382,7 @@ defmodule McpFramer.DecodeError do
   `data` is the whole document, or the framed message.
 
   `limit` is `nil` for all of these, so that without options an error is
-  exactly Jason's. A document that goes past a decoding option has `limit`
+  exactly Jason's: the same fields, and the same message. A document that goes past a decoding option has `limit`
   naming it (`:max_depth`, `:max_values`, `:duplicate_keys`) and
   `limit_value` its value, with `token: nil` and `position` the byte where
   it goes past. In a framer, a key that cannot become an atom with `keys:
@@ -406,22 +406,23 @@ defmodule McpFramer.DecodeError do
       "(#{limit}: #{inspect(value)})"
   end
 
+  # Without a limit, the messages are Jason 1.4.5's, word for word.
   def message(%__MODULE__{position: position, token: token}) when is_binary(token) do
-    "invalid sequence #{inspect(token)} at position #{position} of the JSON document"
+    "unexpected sequence at position #{position}: #{inspect(token)}"
   end
 
+  # Past the end too, where a key function threw a position beyond it.
   def message(%__MODULE__{position: position, data: data})
       when is_binary(data) and position >= byte_size(data) do
-    "the JSON document ended unexpectedly at position #{position}"
+    "unexpected end of input at position #{position}"
   end
 
   def message(%__MODULE__{position: position, data: data}) when is_binary(data) do
     byte = :binary.at(data, position)
-    hex = "0x" <> String.pad_leading(Integer.to_string(byte, 16), 2, "0")
-
+    hex = inspect(byte, base: :hex)
     shown = if String.printable?(<<byte>>), do: "#{hex} (#{inspect(<<byte>>)})", else: hex
 
-    "unexpected byte #{shown} at position #{position} of the JSON document"
+    "unexpected byte at position #{position}: #{shown}"
   end
 
   def message(%__MODULE__{position: position}) do
