@@ -74,9 +74,15 @@ defmodule McpFramer.JSON.Encoder do
       turn such a struct into a map of the fields to send first;
     * a tuple, pid, port, reference, function or bitstring
       (`:unsupported`), a map key `String.Chars` cannot convert
-      (`:invalid_key`, where Jason raises `Protocol.UndefinedError`), and
-      an improper list (`:improper_list`, where Jason raises
+      (`:invalid_key`, where Jason raises what `to_string/1` raises on
+      it: `Protocol.UndefinedError` for a tuple, `ArgumentError` or
+      `UnicodeConversionError` for a list that is not chardata), and an
+      improper list (`:improper_list`, where Jason raises
       `FunctionClauseError`).
+
+  Jason's `EncodeError` has one field, `message`; McpFramer's has
+  `reason`, `value` and `byte` (`McpFramer.EncodeError`), and
+  `Exception.message/1` gives the message of either.
 
   When a term holds more than one, the error is the first in the order
   the text is written.
