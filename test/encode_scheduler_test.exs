@@ -10,6 +10,7 @@ defmodule McpFramer.EncodeSchedulerTest do
   import McpFramer.LongSchedules, only: [stalls_on_every_try: 2]
 
   alias McpFramer.JSON
+  alias McpFramer.JSON.Formatter
 
   @moduletag timeout: 600_000
   @mib 1024 * 1024
@@ -92,6 +93,28 @@ defmodule McpFramer.EncodeSchedulerTest do
 
   test "large terms of every shape in a row, on fresh memory" do
     events = stalls_on_every_try(&jobs/0, &run/1)
+    assert events == [], "long_schedule events on every try: #{inspect(events)}"
+  end
+
+  # JSON text given to McpFramer.JSON.Formatter, as iodata and binaries:
+  # a large text, laid out and minimized; one with its whitespace; and
+  # one just under what a normal scheduler's call takes (64 KiB).
+  defp texts do
+    compact = JSON.encode!(tools_list(4 * @mib))
+    pretty = JSON.encode!(tools_list(2 * @mib), pretty: [indent: "\t\t"])
+    under = JSON.encode!(tools_list(70 * 1024))
+    [compact, pretty, [under, ?\n, under], under]
+  end
+
+  defp format(texts) do
+    for text <- texts do
+      true = byte_size(Formatter.pretty_print(text)) > 0
+      true = byte_size(Formatter.minimize(text)) > 0
+    end
+  end
+
+  test "JSON text laid out and minimized in a row, on fresh memory" do
+    events = stalls_on_every_try(&texts/0, &format/1)
     assert events == [], "long_schedule events on every try: #{inspect(events)}"
   end
 end

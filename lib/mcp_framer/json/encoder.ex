@@ -109,13 +109,13 @@ defmodule McpFramer.JSON.Encoder do
   """
 
   alias McpFramer.{EncodeError, Native}
+  alias McpFramer.JSON.Formatter
 
   # :unicode and :javascript are Poison's names, which Jason still takes.
   @escapes [json: 0, unicode_safe: 1, javascript_safe: 2, html_safe: 3, unicode: 1, javascript: 2]
   # Bits 0-1 the escape, bit 2 :strict, bits 3-4 the form (see the NIF).
   @forms [binary: 0, iodata: 8, line: 16]
   @strict 4
-  @pretty [:indent, :line_separator, :record_separator, :after_colon]
 
   @calendar [Date, Time, NaiveDateTime, DateTime]
 
@@ -138,7 +138,7 @@ defmodule McpFramer.JSON.Encoder do
         compact(term, flags + form(form))
 
       {_flags, pretty} when form == :line ->
-        separators!(pretty)
+        layout!(pretty)
 
         raise ArgumentError,
               "a line cannot be pretty-printed: its newlines would end the message; " <>
@@ -148,7 +148,7 @@ defmodule McpFramer.JSON.Encoder do
       # that cannot be encoded is an error whatever it holds.
       {flags, pretty} ->
         with {:ok, text} <- compact(term, flags + form(:binary)) do
-          laid_out(text, separators!(pretty))
+          Formatter.lay_out(text, layout!(pretty))
         end
     end
   end
@@ -161,13 +161,6 @@ defmodule McpFramer.JSON.Encoder do
 
       reply ->
         result(reply)
-    end
-  end
-
-  defp laid_out(text, separators) do
-    case Native.pretty(text, separators) do
-      :continue_dirty -> result(Native.pretty_dirty(text, separators))
-      reply -> result(reply)
     end
   end
 
@@ -239,59 +232,8 @@ defmodule McpFramer.JSON.Encoder do
     raise ArgumentError, "expected :maps to be :naive or :strict, got: #{inspect(maps)}"
   end
 
-  # `pretty:` as the NIF takes it, {indent, line, record, colon}. As
-  # Jason.Formatter reads them, later options win, and the first line
-  # separator is the record separator too, unless one is given.
-  defp separators!(true), do: separators!([])
-
-  defp separators!(pretty) when is_list(pretty) do
-    if not Keyword.keyword?(pretty) do
-      raise ArgumentError,
-            "expected :pretty to be true, false or a keyword list, got: #{inspect(pretty)}"
-    end
-
-    {indent, line, record, colon} =
-      Enum.reduce(pretty, {"  ", "\n", nil, " "}, &separator!(&1, &2, pretty))
-
-    {indent, line, record || line, colon}
-  end
-
-  defp separators!(pretty) do
-    raise ArgumentError,
-          "expected :pretty to be true, false or a keyword list, got: #{inspect(pretty)}"
-  end
-
-  defp separator!({:indent, value}, {_indent, line, record, colon}, _pretty),
-    do: {iodata!(:indent, value), line, record, colon}
-
-  defp separator!({:line_separator, value}, {indent, _line, record, colon}, _pretty) do
-    line = iodata!(:line_separator, value)
-    {indent, line, record || line, colon}
-  end
-
-  defp separator!({:record_separator, value}, {indent, line, _record, colon}, _pretty),
-    do: {indent, line, iodata!(:record_separator, value), colon}
-
-  defp separator!({:after_colon, value}, {indent, line, record, _colon}, _pretty),
-    do: {indent, line, record, iodata!(:after_colon, value)}
-
-  defp separator!(_option, _separators, pretty), do: raise(ArgumentError, unknown_pretty(pretty))
-
-  defp iodata!(name, value) do
-    IO.iodata_to_binary(value)
-  rescue
-    ArgumentError ->
-      reraise ArgumentError,
-              "expected #{inspect(name)} in :pretty to be iodata, got: #{inspect(value)}",
-              __STACKTRACE__
-  end
-
-  defp unknown_pretty(pretty) do
-    unknown = for {name, _} <- pretty, name not in @pretty, uniq: true, do: name
-
-    "unknown :pretty option(s) #{inspect(unknown)}; they are " <>
-      Enum.map_join(@pretty, ", ", &inspect/1)
-  end
+  defp layout!(true), do: Formatter.layout!([], :pretty)
+  defp layout!(pretty), do: Formatter.layout!(pretty, :pretty)
 
   # The term, with what only Elixir can turn into text turned: the four
   # calendar structs into their ISO 8601 strings, and the keys of a map

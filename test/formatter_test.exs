@@ -1,0 +1,117 @@
+defmodule McpFramer.FormatterTest do
+  # McpFramer.JSON.Formatter, as Jason.Formatter (1.4.5) lays out JSON
+  # text it is given: the layout of `pretty:` (test/encode_pretty_test.exs
+  # holds its rules), with the whitespace between tokens dropped first, and
+  # one record after another.
+  use ExUnit.Case, async: true
+
+  alias McpFramer.{EncodeTerms, JSON}
+  alias McpFramer.JSON.Formatter
+
+  doctest Formatter
+
+  # `text` with whitespace of every kind put between its tokens, outside
+  # strings, where JSON allows it.
+  defp spaced(text) do
+    for <<byte <- text>>, reduce: {[], false, false} do
+      {out, in_string, escaped} ->
+        space = if in_string, do: [], else: Enum.random(["", " ", "\n", "\t ", "\r\n  "])
+        in_string = if in_string, do: escaped or byte != ?", else: byte == ?"
+        {[out, space, byte], in_string, in_string and not escaped and byte == ?\\}
+    end
+    |> elem(0)
+    |> IO.iodata_to_binary()
+  end
+
+  test "pretty_print/2 drops the whitespace between tokens and lays out as pretty: does" do
+    :rand.seed(:exsss, {3, 1, 4})
+
+    for _ <- 1..200, opts <- [[], [indent: "\t", line_separator: "\r\n", after_colon: ""]] do
+      term = EncodeTerms.mcp()
+      pretty = JSON.encode!(term, pretty: if(opts == [], do: true, else: opts))
+      assert Formatter.pretty_print(spaced(JSON.encode!(term)), opts) == pretty
+      assert Formatter.pretty_print(spaced(pretty), opts) == pretty
+    end
+  end
+
+  test "minimize/2 drops the whitespace between tokens and nothing else" do
+    :rand.seed(:exsss, {2, 7, 1})
+
+    for _ <- 1..200 do
+      compact = JSON.encode!(EncodeTerms.mcp())
+      assert Formatter.minimize(spaced(compact)) == compact
+      assert Formatter.minimize(JSON.encode!(JSON.decode!(compact), pretty: true)) == compact
+    end
+  end
+
+  test "records follow one another, each after the record separator" do
+    records = ~s({"a":[1]}  [] \n\n{}\n"s" 1)
+    assert Formatter.pretty_print(records) == ~s({\n  "a": [\n    1\n  ]\n}\n[]\n{}"s"1)
+    assert Formatter.pretty_print(records, line_separator: "\r\n") =~ ~s(\r\n}\r\n[]\r\n{})
+    assert Formatter.pretty_print(records, record_separator: "|") =~ ~s(\n}|[]|{})
+    assert Formatter.minimize(records) == ~s({"a":[1]}\n[]\n{}"s"1)
+    assert Formatter.minimize(records, record_separator: ["<", "|"]) == ~s({"a":[1]}<|[]<|{}"s"1)
+  end
+
+  test "the _to_iodata functions give the same text, and iodata is read as its binary" do
+    text = ~s({"a": ["b", {"c" :1}]}\n[2])
+    iodata = [~c"{\"a\"", [": [\"b", ?"], ", {\"c\" :1}]}\n" | "[2]"]
+
+    for input <- [text, iodata] do
+      assert Formatter.pretty_print(input) == Formatter.pretty_print(text)
+
+      assert IO.iodata_to_binary(Formatter.pretty_print_to_iodata(input)) ==
+               Formatter.pretty_print(text)
+
+      assert IO.iodata_to_binary(Formatter.minimize_to_iodata(input, [])) ==
+               Formatter.minimize(text)
+    end
+  end
+
+  test "a text too long for a normal scheduler is laid out whole" do
+    term = for i <- 1..20_000, do: %{"i" => i, "v" => [i, "x y"]}
+    text = spaced(JSON.encode!(term))
+    assert byte_size(text) > 1_000_000
+    assert Formatter.pretty_print(text) == JSON.encode!(term, pretty: true)
+    assert Formatter.minimize(text) == JSON.encode!(term)
+  end
+
+  test "bytes that are not JSON are laid out without an error, only whitespace dropped" do
+    :rand.seed(:exsss, {5, 9, 2})
+    pieces = ["{", "}", "[", "]", ",", ":", "\"", "\\", " ", "\n", "1", "é", <<0xFF>>]
+
+    for _ <- 1..1000 do
+      bytes = for _ <- 1..:rand.uniform(40), into: "", do: Enum.random(pieces)
+      assert is_binary(Formatter.pretty_print(bytes, record_separator: "|"))
+      assert Formatter.minimize(bytes, record_separator: "") == squeezed(bytes)
+    end
+  end
+
+  # `bytes` without the whitespace outside strings, a byte at a time.
+  defp squeezed(bytes) do
+    for <<byte <- bytes>>, reduce: {"", false, false} do
+      {out, true, escaped} ->
+        {<<out::binary, byte>>, escaped or byte != ?", not escaped and byte == ?\\}
+
+      {out, false, _} when byte in ~c" \n\r\t" ->
+        {out, false, false}
+
+      {out, false, _} ->
+        {<<out::binary, byte>>, byte == ?", false}
+    end
+    |> elem(0)
+  end
+
+  test "bad arguments raise ArgumentError, each naming the problem" do
+    for {call, message} <- [
+          {fn -> Formatter.pretty_print(:text) end, ~r/expected iodata/},
+          {fn -> Formatter.pretty_print("[]", indent: 2) end, ~r/:indent to be iodata/},
+          {fn -> Formatter.pretty_print("[]", width: 2) end, ~r/unknown option\(s\) \[:width\]/},
+          {fn -> Formatter.pretty_print("[]", :x) end, ~r/keyword list/},
+          {fn -> Formatter.minimize("[]", indent: "") end, ~r/unknown option\(s\) \[:indent\]/},
+          {fn -> Formatter.minimize("[]", record_separator: 1) end, ~r/:record_separator/}
+        ] do
+      assert_raise ArgumentError, message, call
+    end
+  end
+end
