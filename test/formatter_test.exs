@@ -102,6 +102,14 @@ defmodule McpFramer.FormatterTest do
     |> elem(0)
   end
 
+  test "a text laid out too large for memory raises EncodeError" do
+    deep = String.duplicate("[", 16_000) <> String.duplicate("1]", 16_000)
+
+    assert_raise McpFramer.EncodeError, ~r/could not allocate memory/, fn ->
+      Formatter.pretty_print(deep, indent: :binary.copy(" ", 1024 * 1024))
+    end
+  end
+
   test "bad arguments raise ArgumentError, each naming the problem" do
     for {call, message} <- [
           {fn -> Formatter.pretty_print(:text) end, ~r/expected iodata/},
