@@ -12,9 +12,9 @@
 #               JSON, Jason and simdjson's NIF (those two when on the code
 #               path; bench/README.md) and the floor (:erlang.binary_to_term/1);
 #               large documents against a dirty scheduler from the start;
-#               encoding against jiffy, Elixir's JSON and the floor
-#               (:erlang.term_to_binary/1), and pretty: true against
-#               jiffy's [:pretty] and Jason
+#               encoding against jiffy, Elixir's JSON, Jason (when on
+#               the code path) and the floor (:erlang.term_to_binary/1),
+#               and pretty: true against jiffy's [:pretty] and Jason
 #               (BENCH_ONLY=...; BEAM=trixie or forky runs it in that root)
 # make matrix   make test in Debian roots with OTP 27 and 29 (.ci/matrix)
 # make compare REV=<rev>  the framing and decoding rows, now against REV,

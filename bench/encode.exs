@@ -135,9 +135,14 @@ defmodule Bench.Encoding do
         end)
       end)
 
-    %{name: name, goals: goals, bytes: bytes, pretty_bytes: pretty_bytes}
-    |> Map.merge(%{terms: length(terms), best: best})
-    |> Map.merge(kept(terms))
+    Map.merge(kept(terms), %{
+      name: name,
+      goals: goals,
+      bytes: bytes,
+      pretty_bytes: pretty_bytes,
+      terms: length(terms),
+      best: best
+    })
   end
 
   # What encode_to_iodata!/1's output refers to instead of copying: the

@@ -404,7 +404,7 @@ defmodule McpFramer.EncodeTest do
             {[maps: :lax], ~r/:maps to be :naive or :strict/},
             {[pretty: :yes], ~r/:pretty to be true, false or a keyword list/},
             {[pretty: [indent: 2]], ~r/:indent in :pretty to be iodata, got: 2/},
-            {[pretty: [width: 2]], ~r/unknown :pretty option\(s\) \[:width\]/},
+            {[pretty: [width: 2]], ~r/unknown option\(s\) \[:width\] in :pretty/},
             {[indent: 2], ~r/unknown McpFramer.JSON encoding option\(s\) \[:indent\]/},
             {%{escape: :json}, ~r/expects a keyword list/},
             {[:json], ~r/expects a keyword list/}
@@ -425,7 +425,7 @@ defmodule McpFramer.EncodeTest do
   end
 
   describe "Poison's names" do
-    test "escape: :javascript and :unicode, which Jason keeps from Poison, are :javascript_safe and :unicode_safe" do
+    test "escape: :javascript and :unicode, kept by Jason, are the _safe modes" do
       text = "</a>\u2028é😀\n"
 
       for {poison, jason} <- [javascript: :javascript_safe, unicode: :unicode_safe] do

@@ -76,6 +76,17 @@ defmodule McpFramer.FormatterTest do
     assert Formatter.minimize(text) == JSON.encode!(term)
   end
 
+  test "minimize/2 takes pretty_print/2's options and uses the first :record_separator" do
+    opts = [indent: "x", record_separator: "a", line_separator: "y", record_separator: "b"]
+    assert Formatter.minimize("[1] [2]", opts) == "[1]a[2]"
+  end
+
+  test "a closing bracket with no opener is laid out as Jason lays it out" do
+    # Below level 0 an opener starts no record, and a line has no indent.
+    assert Formatter.minimize("[1]][2]") == "[1]][2]"
+    assert Formatter.pretty_print("[1]][2]", indent: "") == "[\n1\n]\n][\n2\n]"
+  end
+
   test "bytes that are not JSON are laid out without an error, only whitespace dropped" do
     :rand.seed(:exsss, {5, 9, 2})
     pieces = ["{", "}", "[", "]", ",", ":", "\"", "\\", " ", "\n", "1", "é", <<0xFF>>]
@@ -111,15 +122,16 @@ defmodule McpFramer.FormatterTest do
   end
 
   test "bad arguments raise ArgumentError, each naming the problem" do
-    for {call, message} <- [
-          {fn -> Formatter.pretty_print(:text) end, ~r/expected iodata/},
-          {fn -> Formatter.pretty_print("[]", indent: 2) end, ~r/:indent to be iodata/},
-          {fn -> Formatter.pretty_print("[]", width: 2) end, ~r/unknown option\(s\) \[:width\]/},
-          {fn -> Formatter.pretty_print("[]", :x) end, ~r/keyword list/},
-          {fn -> Formatter.minimize("[]", indent: "") end, ~r/unknown option\(s\) \[:indent\]/},
-          {fn -> Formatter.minimize("[]", record_separator: 1) end, ~r/:record_separator/}
+    # As data, which Elixir 1.20's type checker does not judge.
+    for {function, input, opts, message} <- [
+          {:pretty_print, :text, [], ~r/expected iodata, got: :text/},
+          {:pretty_print, "[]", [indent: 2], ~r/:indent to be iodata/},
+          {:pretty_print, "[]", [width: 2], ~r/unknown option\(s\) \[:width\]/},
+          {:pretty_print, "[]", :x, ~r/expected a keyword list of options, got: :x/},
+          {:minimize, "[]", [width: ""], ~r/unknown option\(s\) \[:width\]/},
+          {:minimize, "[]", [record_separator: 1], ~r/:record_separator to be iodata/}
         ] do
-      assert_raise ArgumentError, message, call
+      assert_raise ArgumentError, message, fn -> apply(Formatter, function, [input, opts]) end
     end
   end
 end

@@ -1,5 +1,5 @@
 //! Any bytes laid out by `encode::pretty`, JSON or not, with separators
-//! cut from the input's first bytes.
+//! cut from the input's last bytes.
 //!
 //! * `write` must write exactly as many bytes as `len` says.
 //! * The output must be what a reference writes that takes
@@ -11,13 +11,15 @@ use libfuzzer_sys::fuzz_target;
 use mcp_framer_core::encode::pretty::{len, write, Layout};
 
 fuzz_target!(|input: &[u8]| {
-    let Some((&sizes, rest)) = input.split_first() else {
+    let Some((&sizes, rest)) = input.split_last() else {
         return;
     };
-    // Two bits of the first byte for the length of each separator.
+    // Two bits of the last byte for the length of each separator, taken
+    // from the end, so that a JSON seed keeps its opening brackets.
     let mut rest = rest;
     let mut separator = |shift: u8| {
-        let (taken, left) = rest.split_at(usize::from(sizes >> shift & 3).min(rest.len()));
+        let at = rest.len().saturating_sub(usize::from(sizes >> shift & 3));
+        let (left, taken) = rest.split_at(at);
         rest = left;
         taken
     };
@@ -35,8 +37,9 @@ fuzz_target!(|input: &[u8]| {
     assert_eq!(out, expected);
 });
 
-/// `text` laid out a byte at a time. Jason's formatter fails on a closing
-/// bracket with no opener; the layout, and this, take it at level 0.
+/// `text` laid out a byte at a time. A closing bracket with no opener
+/// takes the depth below 0, as in Jason's formatter, which raises only if
+/// it must then indent a line there; this and the layout indent it none.
 fn reference(text: &[u8], layout: &Layout) -> Vec<u8> {
     let mut out = Vec::new();
     let new_line = |out: &mut Vec<u8>, levels: usize| {
@@ -46,7 +49,7 @@ fn reference(text: &[u8], layout: &Layout) -> Vec<u8> {
         }
     };
     // None until the first array or object opens.
-    let mut depth: Option<usize> = None;
+    let mut depth: Option<isize> = None;
     let (mut empty, mut in_string, mut escaped) = (false, false, false);
     for &byte in text {
         if in_string {
@@ -55,27 +58,27 @@ fn reference(text: &[u8], layout: &Layout) -> Vec<u8> {
             escaped = !escaped && byte == b'\\';
             continue;
         }
-        let levels = depth.unwrap_or(0);
+        let here = depth.unwrap_or(0);
+        let levels = usize::try_from(here).unwrap_or(0);
         match byte {
             b' ' | b'\n' | b'\r' | b'\t' => {}
             b'{' | b'[' => {
                 match depth {
                     None => {}
                     Some(0) => out.extend_from_slice(layout.record),
-                    Some(levels) if empty => new_line(&mut out, levels),
+                    Some(_) if empty => new_line(&mut out, levels),
                     Some(_) => {}
                 }
                 out.push(byte);
-                depth = Some(levels + 1);
+                depth = Some(here + 1);
                 empty = true;
             }
             b'}' | b']' => {
-                let levels = levels.saturating_sub(1);
                 if !empty {
-                    new_line(&mut out, levels);
+                    new_line(&mut out, usize::try_from(here - 1).unwrap_or(0));
                 }
                 out.push(byte);
-                depth = Some(levels);
+                depth = Some(here - 1);
                 empty = false;
             }
             b',' => {

@@ -382,10 +382,10 @@ defmodule McpFramer.DecodeError do
   `data` is the whole document, or the framed message.
 
   `limit` is `nil` for all of these, so that without options an error is
-  exactly Jason's: the same fields, and the same message. A document that goes past a decoding option has `limit`
-  naming it (`:max_depth`, `:max_values`, `:duplicate_keys`) and
-  `limit_value` its value, with `token: nil` and `position` the byte where
-  it goes past. In a framer, a key that cannot become an atom with `keys:
+  exactly Jason's: the same fields, and the same message. A document that
+  goes past a decoding option has `limit` naming it (`:max_depth`,
+  `:max_values`, `:duplicate_keys`) and `limit_value` its value, with
+  `token: nil` and `position` the byte where it goes past. In a framer, a key that cannot become an atom with `keys:
   :atoms` or `:atoms!` is such an error too, with `limit: :keys`, at the
   key's opening quote: a framer does not raise on what a server sends.
   """

@@ -75,7 +75,8 @@ defmodule McpFramer.JSON.Encoder do
     * a tuple, pid, port, reference, function or bitstring
       (`:unsupported`), a map key `String.Chars` cannot convert
       (`:invalid_key`, where Jason raises what `to_string/1` raises on
-      it: `Protocol.UndefinedError` for a tuple, `ArgumentError` or
+      it: `Protocol.UndefinedError` for a term `String.Chars` has no
+      implementation for, such as a tuple, pid or map, `ArgumentError` or
       `UnicodeConversionError` for a list that is not chardata), and an
       improper list (`:improper_list`, where Jason raises
       `FunctionClauseError`).
@@ -121,7 +122,8 @@ defmodule McpFramer.JSON.Encoder do
 
   @typedoc "The options of `McpFramer.JSON.encode/2`."
   @type option ::
-          {:escape, :json | :unicode_safe | :javascript_safe | :html_safe}
+          {:escape,
+           :json | :unicode_safe | :javascript_safe | :html_safe | :unicode | :javascript}
           | {:maps, :naive | :strict}
           | {:pretty,
              boolean()
@@ -138,6 +140,7 @@ defmodule McpFramer.JSON.Encoder do
         compact(term, flags + form(form))
 
       {_flags, pretty} when form == :line ->
+        # A bad `pretty:` is reported as such first.
         layout!(pretty)
 
         raise ArgumentError,
@@ -232,8 +235,13 @@ defmodule McpFramer.JSON.Encoder do
     raise ArgumentError, "expected :maps to be :naive or :strict, got: #{inspect(maps)}"
   end
 
-  defp layout!(true), do: Formatter.layout!([], :pretty)
-  defp layout!(pretty), do: Formatter.layout!(pretty, :pretty)
+  defp layout!(true), do: Formatter.layout!([], " in :pretty")
+  defp layout!(pretty) when is_list(pretty), do: Formatter.layout!(pretty, " in :pretty")
+
+  defp layout!(pretty) do
+    raise ArgumentError,
+          "expected :pretty to be true, false or a keyword list, got: #{inspect(pretty)}"
+  end
 
   # The term, with what only Elixir can turn into text turned: the four
   # calendar structs into their ISO 8601 strings, and the keys of a map

@@ -8,10 +8,12 @@ defmodule McpFramer.JSON.Formatter do
   The input is iodata of one or more JSON texts ("records"), with or
   without whitespace between them, such as the lines an MCP server
   writes. Whitespace outside strings is dropped; strings are copied as
-  they are. Each array or object after the first record's starts after
-  the record separator. Nothing is checked: bytes that are not JSON are
-  laid out by the same rules, without an error (where Jason's formatter
-  may raise, on a closing bracket with no opener).
+  they are. Each array or object at the top level but the first starts
+  after the record separator; a number, string or literal there does
+  not. Nothing is checked: bytes that are not JSON are laid out by the
+  same rules, without an error, as Jason's formatter lays them out
+  where it does not raise (it may, on a closing bracket with no opener,
+  or a comma before any bracket).
 
       iex> McpFramer.JSON.Formatter.pretty_print(~s({"id": 1, "result": {"tools": []}}))
       ~s({\n  "id": 1,\n  "result": {\n    "tools": []\n  }\n})
@@ -30,7 +32,7 @@ defmodule McpFramer.JSON.Formatter do
 
   @names [:indent, :line_separator, :record_separator, :after_colon]
 
-  @typedoc "The options of `pretty_print/2`; `minimize/2` takes `:record_separator`."
+  @typedoc "The options of `pretty_print/2` (`minimize/2` uses `:record_separator`)."
   @type opts :: [{:indent | :line_separator | :record_separator | :after_colon, iodata()}]
 
   @doc """
@@ -49,7 +51,7 @@ defmodule McpFramer.JSON.Formatter do
   Of an option given twice, the last wins.
   """
   @spec pretty_print(iodata(), opts()) :: binary()
-  def pretty_print(input, opts \\ []), do: lay_out!(input, layout!(opts, :formatter))
+  def pretty_print(input, opts \\ []), do: lay_out!(input, layout!(opts, ""))
 
   @doc "As `pretty_print/2`: the laid-out text is one binary."
   @spec pretty_print_to_iodata(iodata(), opts()) :: iodata()
@@ -58,21 +60,18 @@ defmodule McpFramer.JSON.Formatter do
   @doc """
   `input` without the whitespace outside its strings, each array or
   object at the top level but the first after `:record_separator`
-  (iodata, `"\\n"` by default), its only option.
+  (iodata, `"\\n"` by default). As in Jason, it takes the options of
+  `pretty_print/2`, uses only the first `:record_separator`, and lays
+  out no lines.
   """
-  @spec minimize(iodata(), [{:record_separator, iodata()}]) :: binary()
+  @spec minimize(iodata(), opts()) :: binary()
   def minimize(input, opts \\ []) do
-    record =
-      case Keyword.validate(keywords!(opts, :formatter), record_separator: "\n") do
-        {:ok, valid} -> iodata!(:record_separator, valid[:record_separator], :formatter)
-        {:error, unknown} -> raise ArgumentError, unknown(unknown, [:record_separator])
-      end
-
-    lay_out!(input, {"", "", record, ""})
+    record = opts |> known!("") |> Keyword.get(:record_separator, "\n")
+    lay_out!(input, {"", "", iodata!(:record_separator, record, ""), ""})
   end
 
   @doc "As `minimize/2`: the text is one binary."
-  @spec minimize_to_iodata(iodata(), [{:record_separator, iodata()}]) :: iodata()
+  @spec minimize_to_iodata(iodata(), opts()) :: iodata()
   def minimize_to_iodata(input, opts), do: minimize(input, opts)
 
   @doc false
@@ -108,65 +107,53 @@ defmodule McpFramer.JSON.Formatter do
   @doc false
   # The options as the NIF takes them, {indent, line, record, colon}. As
   # Jason.Formatter reads them, later options win, and the first line
-  # separator is the record separator too, unless one is given. `context`
-  # is :formatter, or :pretty for the option of McpFramer.JSON's encoders.
-  @spec layout!(opts(), :formatter | :pretty) :: {binary(), binary(), binary(), binary()}
-  def layout!(opts, context) do
+  # separator is the record separator too, unless one is given. `where`
+  # ends each error's subject: "" here, " in :pretty" for the encoders.
+  @spec layout!(opts(), String.t()) :: {binary(), binary(), binary(), binary()}
+  def layout!(opts, where) do
     {indent, line, record, colon} =
       opts
-      |> keywords!(context)
+      |> known!(where)
       |> Enum.reduce({"  ", "\n", nil, " "}, fn
         {:indent, value}, {_, line, record, colon} ->
-          {iodata!(:indent, value, context), line, record, colon}
+          {iodata!(:indent, value, where), line, record, colon}
 
         {:line_separator, value}, {indent, _, record, colon} ->
-          line = iodata!(:line_separator, value, context)
+          line = iodata!(:line_separator, value, where)
           {indent, line, record || line, colon}
 
         {:record_separator, value}, {indent, line, _, colon} ->
-          {indent, line, iodata!(:record_separator, value, context), colon}
+          {indent, line, iodata!(:record_separator, value, where), colon}
 
         {:after_colon, value}, {indent, line, record, _} ->
-          {indent, line, record, iodata!(:after_colon, value, context)}
-
-        _option, _layout ->
-          unknown = for {name, _} <- opts, name not in @names, uniq: true, do: name
-          raise ArgumentError, unknown(unknown, @names, context)
+          {indent, line, record, iodata!(:after_colon, value, where)}
       end)
 
     {indent, line, record || line, colon}
   end
 
-  defp keywords!(opts, context) do
+  defp known!(opts, where) do
     if not (is_list(opts) and Keyword.keyword?(opts)) do
-      raise ArgumentError, not_keywords(opts, context)
+      raise ArgumentError, "expected a keyword list of options#{where}, got: #{inspect(opts)}"
     end
 
-    opts
+    case for {name, _} <- opts, name not in @names, uniq: true, do: name do
+      [] ->
+        opts
+
+      unknown ->
+        raise ArgumentError,
+              "unknown option(s) #{inspect(unknown)}#{where}; they are " <>
+                Enum.map_join(@names, ", ", &inspect/1)
+    end
   end
 
-  defp not_keywords(opts, :formatter),
-    do: "McpFramer.JSON.Formatter expects a keyword list of options, got: #{inspect(opts)}"
-
-  defp not_keywords(opts, :pretty),
-    do: "expected :pretty to be true, false or a keyword list, got: #{inspect(opts)}"
-
-  defp iodata!(name, value, context) do
+  defp iodata!(name, value, where) do
     IO.iodata_to_binary(value)
   rescue
     ArgumentError ->
       reraise ArgumentError,
-              "expected #{inspect(name)}#{within(context)} to be iodata, got: #{inspect(value)}",
+              "expected #{inspect(name)}#{where} to be iodata, got: #{inspect(value)}",
               __STACKTRACE__
   end
-
-  defp unknown(unknown, names, context \\ :formatter) do
-    of = if context == :pretty, do: " :pretty", else: ""
-
-    "unknown#{of} option(s) #{inspect(unknown)}; they are " <>
-      Enum.map_join(names, ", ", &inspect/1)
-  end
-
-  defp within(:formatter), do: ""
-  defp within(:pretty), do: " in :pretty"
 end

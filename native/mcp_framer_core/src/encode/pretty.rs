@@ -5,7 +5,8 @@
 //! Strings are copied as they are, and whitespace outside them dropped.
 //!
 //! The input is expected to be JSON; any other bytes are laid out by the
-//! same rules without fail, so the output is always what [`len`] says.
+//! same rules without fail, so the output is always what [`len`] says, and
+//! is Jason's wherever Jason's formatter does not raise.
 
 /// The separators, as the options of `pretty:` give them.
 #[derive(Clone, Copy, Debug)]
@@ -84,12 +85,14 @@ enum Piece<'t> {
     NewLine(usize),
 }
 
-/// Where the layout is: no container opened yet, or `depth` levels in,
-/// 0 once the first top-level container has closed.
+/// Where the layout is: no container opened yet, or this many levels in,
+/// 0 once the first top-level container has closed. A closing bracket with
+/// no opener takes it below 0, as Jason's formatter counts it; a line
+/// there has no indent.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Depth {
     First,
-    In(usize),
+    In(isize),
 }
 
 /// Calls `emit` with the pieces of `text` laid out, in order.
@@ -99,30 +102,30 @@ fn lay_out<'t>(text: &'t [u8], layout: &Layout<'t>, mut emit: impl FnMut(Piece<'
     let mut empty = false;
     let mut at = 0;
     while let Some(&byte) = text.get(at) {
-        let levels = match depth {
+        let here = match depth {
             Depth::First => 0,
-            Depth::In(levels) => levels,
+            Depth::In(here) => here,
         };
+        let levels = indents(here);
         match byte {
             b' ' | b'\n' | b'\r' | b'\t' => {}
             b'{' | b'[' => {
                 match depth {
                     Depth::First => {}
                     Depth::In(0) => emit(Piece::Text(layout.record)),
-                    Depth::In(levels) if empty => emit(Piece::NewLine(levels)),
+                    Depth::In(_) if empty => emit(Piece::NewLine(levels)),
                     Depth::In(_) => {}
                 }
                 emit(Piece::Text(&text[at..=at]));
-                depth = Depth::In(levels + 1);
+                depth = Depth::In(here + 1);
                 empty = true;
             }
             b'}' | b']' => {
-                let levels = levels.saturating_sub(1);
                 if !empty {
-                    emit(Piece::NewLine(levels));
+                    emit(Piece::NewLine(indents(here - 1)));
                 }
                 emit(Piece::Text(&text[at..=at]));
-                depth = Depth::In(levels);
+                depth = Depth::In(here - 1);
                 empty = false;
             }
             b',' => {
@@ -153,6 +156,11 @@ fn lay_out<'t>(text: &'t [u8], layout: &Layout<'t>, mut emit: impl FnMut(Piece<'
         }
         at += 1;
     }
+}
+
+/// How many indents start a line at `depth`: none below 0.
+fn indents(depth: isize) -> usize {
+    usize::try_from(depth).unwrap_or(0)
 }
 
 /// Where a number or literal that goes on at `from` ends: at the next byte
@@ -224,6 +232,28 @@ mod tests {
             b"[\n  \"{,:}\",\n  \"a\\\"[\\\\\",\n  \"\"\n]"
         );
         assert_eq!(pretty(br#""x\""#, &DEFAULT), br#""x\""#);
+    }
+
+    #[test]
+    fn a_closing_bracket_with_no_opener_takes_the_depth_below_0() {
+        // As Jason's formatter gives them: below 0 an opener starts no new
+        // record, and lines have no indent.
+        let flat = Layout {
+            indent: b"",
+            ..DEFAULT
+        };
+        assert_eq!(pretty(b"[1]][2]", &flat), b"[\n1\n]\n][\n2\n]");
+        let minimal = Layout {
+            indent: b"",
+            line: b"",
+            record: b"\n",
+            colon: b"",
+        };
+        assert_eq!(pretty(b"[1]][2] [3]", &minimal), b"[1]][2][3]");
+        assert_eq!(
+            pretty(b"[1]][2]]] [3]", &DEFAULT),
+            b"[\n  1\n]\n][\n2\n]\n]\n][\n3\n]"
+        );
     }
 
     #[test]
