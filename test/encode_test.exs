@@ -389,6 +389,15 @@ defmodule McpFramer.EncodeTest do
       assert error(%{1.5 => [{1}], "1.5" => 1}, maps: :strict).reason == :unsupported
     end
 
+    test "the message is in a message field too, Jason's error's only field" do
+      {:error, %EncodeError{message: message} = error} = JSON.encode(<<0xFF>>)
+      assert message == "invalid byte 0xFF in <<255>>"
+      assert message == Exception.message(error)
+
+      assert %EncodeError{message: "duplicate key: a"} =
+               EncodeError.exception({:duplicate_key, "a"})
+    end
+
     test "encode!/2, encode_to_iodata!/2 and encode_line!/2 raise the error" do
       assert_raise EncodeError, "invalid byte 0xFF in <<255>>", fn -> JSON.encode!(<<0xFF>>) end
       assert_raise EncodeError, fn -> JSON.encode_to_iodata!({1}) end

@@ -19,9 +19,11 @@ defmodule McpFramer.EncodeError do
       the output could not grow, or the size of the text laid out for
       `pretty:` that could not be allocated.
 
-  The messages of the first two are Jason's.
+  The messages of the first two are Jason's. As in Jason's
+  `EncodeError`, whose only field it is, `message` holds the message too,
+  so that a match on it such as `%{message: message}` goes on working.
   """
-  defexception [:reason, :value, :byte]
+  defexception [:reason, :value, :byte, :message]
 
   @type t :: %__MODULE__{
           reason:
@@ -33,16 +35,21 @@ defmodule McpFramer.EncodeError do
             | :improper_list
             | :no_memory,
           value: term(),
-          byte: byte() | nil
+          byte: byte() | nil,
+          message: String.t() | nil
         }
 
   @impl true
   def exception({:invalid_byte, byte, string}),
-    do: %__MODULE__{reason: :invalid_byte, value: string, byte: byte}
+    do: with_message(%__MODULE__{reason: :invalid_byte, value: string, byte: byte})
 
-  def exception({reason, value}), do: %__MODULE__{reason: reason, value: value}
-  def exception(fields) when is_list(fields), do: struct!(__MODULE__, fields)
+  def exception({reason, value}), do: with_message(%__MODULE__{reason: reason, value: value})
+  def exception(fields) when is_list(fields), do: with_message(struct!(__MODULE__, fields))
 
+  defp with_message(%__MODULE__{message: nil} = error), do: %{error | message: message(error)}
+  defp with_message(error), do: error
+
+  # From the other fields, so that a struct made by hand has a message too.
   @impl true
   def message(%__MODULE__{reason: :invalid_byte, value: string, byte: byte}) do
     "invalid byte #{inspect(byte, base: :hex)} in #{inspect(string)}"

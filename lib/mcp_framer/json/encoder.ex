@@ -81,9 +81,8 @@ defmodule McpFramer.JSON.Encoder do
       improper list (`:improper_list`, where Jason raises
       `FunctionClauseError`).
 
-  Jason's `EncodeError` has one field, `message`; McpFramer's has
-  `reason`, `value` and `byte` (`McpFramer.EncodeError`), and
-  `Exception.message/1` gives the message of either.
+  Jason's `EncodeError` has one field, `message`; McpFramer's has it
+  too, beside `reason`, `value` and `byte` (`McpFramer.EncodeError`).
 
   When a term holds more than one, the error is the first in the order
   the text is written.
