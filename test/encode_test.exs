@@ -398,6 +398,13 @@ defmodule McpFramer.EncodeTest do
                EncodeError.exception({:duplicate_key, "a"})
     end
 
+    test "a message given is the message, as Jason's error takes it" do
+      assert_raise EncodeError, "custom", fn -> raise EncodeError, "custom" end
+      assert_raise EncodeError, "custom", fn -> raise EncodeError, message: "custom" end
+      error = %EncodeError{reason: :duplicate_key, value: "a"}
+      assert Exception.message(error) == "duplicate key: a"
+    end
+
     test "encode!/2, encode_to_iodata!/2 and encode_line!/2 raise the error" do
       assert_raise EncodeError, "invalid byte 0xFF in <<255>>", fn -> JSON.encode!(<<0xFF>>) end
       assert_raise EncodeError, fn -> JSON.encode_to_iodata!({1}) end

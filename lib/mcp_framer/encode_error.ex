@@ -21,7 +21,8 @@ defmodule McpFramer.EncodeError do
 
   The messages of the first two are Jason's. As in Jason's
   `EncodeError`, whose only field it is, `message` holds the message too,
-  so that a match on it such as `%{message: message}` goes on working.
+  so that a match on it such as `%{message: message}` goes on working,
+  and `raise McpFramer.EncodeError, "text"` raises with that message.
   """
   defexception [:reason, :value, :byte, :message]
 
@@ -45,48 +46,52 @@ defmodule McpFramer.EncodeError do
 
   def exception({reason, value}), do: with_message(%__MODULE__{reason: reason, value: value})
   def exception(fields) when is_list(fields), do: with_message(struct!(__MODULE__, fields))
+  # As `raise Jason.EncodeError, "..."` takes it.
+  def exception(message) when is_binary(message), do: %__MODULE__{message: message}
 
-  defp with_message(%__MODULE__{message: nil} = error), do: %{error | message: message(error)}
-  defp with_message(error), do: error
+  defp with_message(error), do: %{error | message: message(error)}
 
-  # From the other fields, so that a struct made by hand has a message too.
+  # The message given, or else made from the other fields.
   @impl true
-  def message(%__MODULE__{reason: :invalid_byte, value: string, byte: byte}) do
+  def message(%__MODULE__{message: message}) when is_binary(message), do: message
+  def message(error), do: describe(error)
+
+  defp describe(%__MODULE__{reason: :invalid_byte, value: string, byte: byte}) do
     "invalid byte #{inspect(byte, base: :hex)} in #{inspect(string)}"
   end
 
-  def message(%__MODULE__{reason: :duplicate_key, value: key}), do: "duplicate key: #{key}"
+  defp describe(%__MODULE__{reason: :duplicate_key, value: key}), do: "duplicate key: #{key}"
 
-  def message(%__MODULE__{reason: :struct, value: %module{}}) do
+  defp describe(%__MODULE__{reason: :struct, value: %module{}}) do
     "cannot encode a %#{inspect(module)}{} struct as JSON: McpFramer.JSON encodes the " <>
       "Date, Time, NaiveDateTime and DateTime structs and no others (it does not use " <>
       "the Jason.Encoder protocol). Turn it into a map of the fields to send first, " <>
       "for example with Map.take/2, or Map.from_struct/1 for all of them"
   end
 
-  def message(%__MODULE__{reason: :unsupported, value: value}) when is_bitstring(value) do
+  defp describe(%__MODULE__{reason: :unsupported, value: value}) when is_bitstring(value) do
     "cannot encode a bitstring as JSON: #{inspect(value)}"
   end
 
-  def message(%__MODULE__{reason: :unsupported, value: value}) do
+  defp describe(%__MODULE__{reason: :unsupported, value: value}) do
     "cannot encode #{inspect(value)} as JSON: only maps, lists, binaries, numbers, " <>
       "atoms and the Date, Time, NaiveDateTime and DateTime structs have a JSON form"
   end
 
-  def message(%__MODULE__{reason: :invalid_key, value: key}) do
+  defp describe(%__MODULE__{reason: :invalid_key, value: key}) do
     "cannot encode the map key #{inspect(key)} as JSON: a key must be a binary, an atom, " <>
       "an integer or a term String.Chars turns into a string"
   end
 
-  def message(%__MODULE__{reason: :improper_list, value: tail}) do
+  defp describe(%__MODULE__{reason: :improper_list, value: tail}) do
     "cannot encode an improper list as JSON: its tail is #{inspect(tail)}"
   end
 
-  def message(%__MODULE__{reason: :no_memory, value: bytes}) do
+  defp describe(%__MODULE__{reason: :no_memory, value: bytes}) do
     "could not allocate memory for the JSON text, #{inspect(bytes)} bytes into it"
   end
 
-  def message(%__MODULE__{reason: reason, value: value}) do
+  defp describe(%__MODULE__{reason: reason, value: value}) do
     "cannot encode #{inspect(value)} as JSON (#{inspect(reason)})"
   end
 end

@@ -385,9 +385,10 @@ defmodule McpFramer.DecodeError do
   exactly Jason's: the same fields, and the same message. A document that
   goes past a decoding option has `limit` naming it (`:max_depth`,
   `:max_values`, `:duplicate_keys`) and `limit_value` its value, with
-  `token: nil` and `position` the byte where it goes past. In a framer, a key that cannot become an atom with `keys:
-  :atoms` or `:atoms!` is such an error too, with `limit: :keys`, at the
-  key's opening quote: a framer does not raise on what a server sends.
+  `token: nil` and `position` the byte where it goes past. In a framer, a
+  key that cannot become an atom with `keys: :atoms` or `:atoms!` is such
+  an error too, with `limit: :keys`, at the key's opening quote: a framer
+  does not raise on what a server sends.
   """
   defexception [:position, :token, :data, limit: nil, limit_value: nil]
 

@@ -124,9 +124,7 @@ defmodule McpFramer.JSON.Encoder do
           {:escape,
            :json | :unicode_safe | :javascript_safe | :html_safe | :unicode | :javascript}
           | {:maps, :naive | :strict}
-          | {:pretty,
-             boolean()
-             | [{:indent | :line_separator | :record_separator | :after_colon, iodata()}]}
+          | {:pretty, boolean() | Formatter.opts()}
 
   @doc false
   @spec encode(term(), [option()], :binary | :iodata | :line) ::
@@ -234,7 +232,7 @@ defmodule McpFramer.JSON.Encoder do
     raise ArgumentError, "expected :maps to be :naive or :strict, got: #{inspect(maps)}"
   end
 
-  defp layout!(true), do: Formatter.layout!([], " in :pretty")
+  defp layout!(true), do: layout!([])
   defp layout!(pretty) when is_list(pretty), do: Formatter.layout!(pretty, " in :pretty")
 
   defp layout!(pretty) do
