@@ -7,7 +7,7 @@ defmodule McpFramer.SchedulerTest do
   # before it faulted in.
   use ExUnit.Case, async: false
 
-  import McpFramer.LongSchedules, only: [stalls_on_every_try: 2]
+  import McpFramer.LongSchedules, only: [assert_fair: 2]
 
   alias McpFramer.Chunks
 
@@ -16,12 +16,6 @@ defmodule McpFramer.SchedulerTest do
   @mib 1024 * 1024
 
   defp assert_fair(fun), do: assert_fair(fn -> nil end, fn nil -> fun.() end)
-
-  # Each try runs `fun` on what `setup` makes for it, outside the watch.
-  defp assert_fair(setup, fun) do
-    events = stalls_on_every_try(setup, fun)
-    assert events == [], "long_schedule events on every try: #{inspect(events)}"
-  end
 
   defp feed_all(framer, chunks) do
     Enum.reduce(chunks, framer, fn chunk, framer -> elem(McpFramer.feed(framer, chunk), 2) end)

@@ -83,6 +83,17 @@ defmodule McpFramer.LongSchedules do
     end)
   end
 
+  # Asserts that `stalls_on_every_try/2` finds none.
+  @spec assert_fair(function(), function()) :: true
+  def assert_fair(setup, fun) do
+    events = stalls_on_every_try(setup, fun)
+
+    ExUnit.Assertions.assert(
+      events == [],
+      "long_schedule events on every try: #{inspect(events)}"
+    )
+  end
+
   # A module's first call loads it, and part of that work is done in the
   # calling process's own schedule: in the forky root, beside two busy
   # loops, a 3 ms schedule between two calls to the code server, which is
