@@ -237,7 +237,7 @@ defmodule McpFramer do
   # the same value, and this call will then find its framer stale, or it is
   # about to be refused for a stale one.
   defp finish({last_tag, messages}, framer, _chunk, acc, tag) when last_tag in [:ok, :error] do
-    messages = Enum.reduce(acc, messages, &(&1 ++ &2))
+    messages = join(acc, messages)
 
     case worst(tag, last_tag) do
       :ok -> {:ok, messages, advance(framer)}
@@ -294,6 +294,20 @@ defmodule McpFramer do
   end
 
   defp decode_item(item, _options), do: item
+
+  # The items of the earlier calls (newest first), then `items`. `++` is
+  # fast, but counts a reduction for about 50 items, where copying them
+  # onto fresh memory takes 10-20 ns each: joined with it, the items of
+  # the 683 calls that frame a 4 MiB chunk of `{}` held a scheduler 16-32
+  # ms. Two calls' items, at most 16,384, are joined with `++`; more are
+  # prepended a step of Erlang code each, preempted as any code is.
+  defp join(earlier, items) when length(earlier) <= 2,
+    do: Enum.reduce(earlier, items, &(&1 ++ &2))
+
+  defp join(earlier, items), do: Enum.reduce(earlier, items, &prepend/2)
+
+  defp prepend([item | items], tail), do: [item | prepend(items, tail)]
+  defp prepend([], tail), do: tail
 
   defp retry(framer, chunk, acc, tag, tries) do
     wait(tries)
