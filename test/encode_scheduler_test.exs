@@ -36,6 +36,9 @@ defmodule McpFramer.EncodeSchedulerTest do
       {"a million nested lists", Enum.reduce(1..1_000_000, [], fn _, inner -> [inner] end), []},
       {"4,000 integers of 1,000 digits", List.duplicate(7 * 10 ** 999 + 1, 4000), []},
       {"a date in a large term", [tools_list(2 * @mib), ~D[2024-01-02]], []},
+      # A struct is converted in Elixir first, and so is everything around
+      # it, which must be preempted as any code is.
+      {"two million integers after a date", [~D[2024-01-02] | Enum.to_list(1..2_000_000)], []},
       {"10,000 small messages",
        for(i <- 1..10_000, do: %{"jsonrpc" => "2.0", "id" => i, "result" => %{}}), []},
       # Laid out after the compact text: a long text; a short one that

@@ -133,6 +133,20 @@ defmodule McpFramer.KeyFunctionTest do
              decoded(~s({"k":{"x":1},"K":2}), &String.downcase/1)
   end
 
+  # Past 10,000 pairs the map is made a pair at a time, not in one call.
+  test "of keys the function makes equal, the first wins in an object of any size" do
+    for pairs <- [9_999, 10_000, 10_001, 30_000] do
+      object = "{" <> Enum.map_join(1..pairs, ",", &~s("k#{&1}":#{&1})) <> "}"
+
+      {:ok, map} =
+        McpFramer.JSON.decode(object,
+          keys: &"k#{rem(String.to_integer(binary_part(&1, 1, byte_size(&1) - 1)), 7)}"
+        )
+
+      assert map == Map.new(1..7, &{"k#{rem(&1, 7)}", &1})
+    end
+  end
+
   test "keys with escapes reach the function decoded" do
     assert {{:ok, %{"é\n" => 1}}, ["é\n"]} = decoded(~s({"\\u00e9\\n":1}), & &1)
   end

@@ -189,6 +189,13 @@ defmodule McpFramer.SchedulerTest do
       # before it, in a list made in one call that cannot stop.
       {"just under a mebibyte of pairs, cut short, with a key function",
        {:document, "{" <> :binary.copy(~s("a":1,), 174_700), [keys: &String.upcase/1], :error}},
+      # A key function's pairs and items are made into maps and lists in
+      # Elixir, which must be preempted as any code is.
+      {"400,000 objects in an array, with a key function",
+       {:document, "[" <> :binary.copy(~s({"a":1},), 400_000) <> "1]", [keys: &String.upcase/1],
+        :ok}},
+      {"an object of 250,000 pairs, with a key function",
+       {:document, big_object(250_000), [keys: &String.upcase/1], :ok}},
       {"a 4 MiB tools/list document, every limit set",
        {:document, tools_list(4 * @mib),
         [max_depth: 64, max_values: 10_000_000, duplicate_keys: :error, keys: :atoms], :ok}}
