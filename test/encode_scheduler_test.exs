@@ -39,6 +39,10 @@ defmodule McpFramer.EncodeSchedulerTest do
       # A struct is converted in Elixir first, and so is everything around
       # it, which must be preempted as any code is.
       {"two million integers after a date", [~D[2024-01-02] | Enum.to_list(1..2_000_000)], []},
+      {"a map of 200,000 pairs and a date",
+       Map.put(Map.new(1..200_000, &{"key #{&1}", &1}), "at", ~D[2024-01-02]), []},
+      {"a map of 200,000 pairs and a float key",
+       Map.put(Map.new(1..200_000, &{"key #{&1}", &1}), 1.5, 1), []},
       {"10,000 small messages",
        for(i <- 1..10_000, do: %{"jsonrpc" => "2.0", "id" => i, "result" => %{}}), []},
       # Laid out after the compact text: a long text; a short one that
