@@ -295,12 +295,12 @@ defmodule McpFramer do
 
   defp decode_item(item, _options), do: item
 
-  # The items of the earlier calls (newest first), then `items`. `++` is
-  # fast, but counts a reduction for about 50 items, where copying them
-  # onto fresh memory takes 10-20 ns each: joined with it, the items of
-  # the 683 calls that frame a 4 MiB chunk of `{}` held a scheduler 16-32
-  # ms. Two calls' items, at most 16,384, are joined with `++`; more are
-  # prepended a step of Erlang code each, preempted as any code is.
+  # The items of the earlier calls' lists (`earlier`, newest first) in
+  # call order, then `items`. `++` is a BIF that counted 38 reductions for
+  # 2,048 items here; joined with it, the items of the 683 calls that
+  # frame a 4 MiB chunk of `{}` held a scheduler 16-32 ms. So only two
+  # lists, at most 16,384 items, are joined with `++`; more are prepended
+  # a step of Erlang code per item, preempted as any code is.
   defp join(earlier, items) when length(earlier) <= 2,
     do: Enum.reduce(earlier, items, &(&1 ++ &2))
 

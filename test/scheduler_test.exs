@@ -26,9 +26,10 @@ defmodule McpFramer.SchedulerTest do
     assert_fair(fn -> McpFramer.feed(McpFramer.new(), chunk) end)
   end
 
-  # A chunk of up to 4 MiB is framed on a normal scheduler, in calls that
-  # each take at most a few thousand messages; their lists are joined at
-  # the end, and the join must be preempted as the calls are.
+  # A chunk of up to 4 MiB (timeslice.rs's NORMAL_CHUNK_MAX; this one is
+  # a byte under) is framed on a normal scheduler, in calls that each take
+  # at most a few thousand messages; their lists are joined at the end,
+  # and the join must be preempted as the calls are.
   test "a 4 MiB chunk of {} (1,398,101 messages) in one feed, joined from many calls" do
     chunk = :binary.copy("{}\n", div(4 * @mib, 3))
     assert_fair(fn -> {:ok, [_ | _], _} = McpFramer.feed(McpFramer.new(), chunk) end)
