@@ -197,6 +197,10 @@ defmodule McpFramer.SchedulerTest do
         :ok}},
       {"an object of 250,000 pairs, with a key function",
        {:document, big_object(250_000), [keys: &String.upcase/1], :ok}},
+      # The error of a thrown position holds a copy of the document.
+      {"a 32 MiB document, a key function that throws, strings copied",
+       {:document, ~s({"a":") <> :binary.copy("x", 32 * @mib) <> ~s("}),
+        [keys: fn _ -> throw({:position, 0}) end, strings: :copy], :error}},
       {"a 4 MiB tools/list document, every limit set",
        {:document, tools_list(4 * @mib),
         [max_depth: 64, max_values: 10_000_000, duplicate_keys: :error, keys: :atoms], :ok}}
