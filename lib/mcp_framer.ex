@@ -120,18 +120,19 @@ defmodule McpFramer do
   ## Schedulers
 
   No call holds a normal scheduler for 2 ms, whatever the chunk or the
-  JSON; `test/scheduler_test.exs` checks it, on fresh memory. Large
-  chunks are framed on a dirty CPU scheduler, large messages are copied
-  into place a slice per call (on a dirty scheduler when over a mebibyte
-  of the message is in its last chunk), and long runs of messages are
-  returned in parts, so the process can be descheduled in between. Each
+  JSON; `test/scheduler_test.exs` checks it, on fresh memory. Chunks
+  over 4 MiB are framed on a dirty CPU scheduler; on a normal one a call
+  searches at most 256 KiB of its chunk, large messages are copied into
+  place a slice per call, and long runs of messages are returned in
+  parts, so the process can be descheduled in between. Each
   call reports the time it took to the scheduler, measured, or estimated
   from its size where reading the clock would cost a noticeable part of
   the call (a small chunk, a document of up to 4 KiB that does no more
   work than its size predicts), so a process that feeds many chunks in a
   row is preempted like any other. Each byte fed is
-  searched for newlines once, apart from a short re-search of the chunk
-  that completes a message of over a mebibyte.
+  searched for newlines once, apart from the start of a chunk that
+  completes a message of over 256 KiB held, searched again up to its
+  newline for each slice of the message copied.
   """
 
   alias McpFramer.Native

@@ -177,12 +177,18 @@ defmodule McpFramer.DecodeTest do
 
     test "a message too long for a normal scheduler is left for a dirty one" do
       # The NIF's own reply: the long message is a placeholder, which
-      # McpFramer.feed/2 decodes on a dirty scheduler.
+      # McpFramer.feed/2 decodes on a dirty scheduler. A call searches 256
+      # KiB of the chunk, so the message completes in a later call.
       big = ~s({"blob":") <> :binary.copy("QUJD", div(3 * @mib, 4)) <> ~s("})
       resource = McpFramer.new(decode: :json).resource
 
-      assert {:decode_dirty, {:ok, [{:ok, 1}, {:decode_dirty, ^big}, {:ok, 2}]}} =
+      assert {:continue, :ok, [{:ok, 1}], consumed} =
                McpFramer.Native.feed(resource, 0, "1\n" <> big <> "\n2\n")
+
+      rest = binary_part("1\n" <> big <> "\n2\n", consumed, byte_size(big) + 5 - consumed)
+
+      assert {:decode_dirty, {:ok, [{:decode_dirty, ^big}, {:ok, 2}]}} =
+               feed_to_the_end(resource, 1, rest)
     end
 
     test "messages too long to decode inside a call's budget are decoded all the same" do
@@ -249,6 +255,23 @@ defmodule McpFramer.DecodeTest do
       {first, second} = String.split_at(message <> "\n", 10)
       [{:ok, [string]}, {:ok, 0}] = decode_lines_from([first, second <> @pad])
       assert kept_alive(string) <= byte_size(message) + 4096
+    end
+  end
+
+  # The NIF's first reply to `chunk` with items, each :continue without
+  # items before it answered with the rest of the chunk, and each
+  # :copying with the same chunk.
+  defp feed_to_the_end(resource, generation, chunk) do
+    case McpFramer.Native.feed(resource, generation, chunk) do
+      {:continue, :ok, [], consumed} ->
+        rest = binary_part(chunk, consumed, byte_size(chunk) - consumed)
+        feed_to_the_end(resource, generation + 1, rest)
+
+      :copying ->
+        feed_to_the_end(resource, generation + 1, chunk)
+
+      reply ->
+        reply
     end
   end
 

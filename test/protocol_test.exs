@@ -72,13 +72,17 @@ defmodule McpFramer.ProtocolTest do
     assert length(items) == 3 * @mib
   end
 
-  test "a chunk whose first message would copy over 1 MiB of it is :continue_dirty" do
+  test "a call on a normal scheduler searches 256 KiB of its chunk at most, and says where it stopped" do
     {:ok, [], framer} = McpFramer.feed(McpFramer.new(), "held")
     tail = :binary.copy("t", 2 * @mib) <> "\n"
-    assert Native.feed(framer.resource, framer.generation, tail) == :continue_dirty
-    assert stayed?(framer.resource, framer.generation)
-    assert {:ok, [message]} = Native.feed_dirty(framer.resource, framer.generation, tail)
+    {replies, generation} = replies(framer.resource, framer.generation, tail)
+    # 2 MiB in eight calls; then the 2 MiB held is copied over more.
+    {searched, copied} = Enum.split_while(replies, &match?({:continue, _, _, _}, &1))
+    assert searched == List.duplicate({:continue, :ok, [], 262_144}, 8)
+    assert [{:ok, [message]} | copying] = Enum.reverse(copied)
+    assert copying != [] and Enum.all?(copying, &(&1 == :copying))
     assert byte_size(message) == 4 + 2 * @mib
+    assert stayed?(framer.resource, generation)
   end
 
   test "a call while another process holds the framer is :busy and changes nothing" do
@@ -89,30 +93,33 @@ defmodule McpFramer.ProtocolTest do
 
   test "items left for a dirty scheduler come as {:decode_dirty, reply}, with reply's effect" do
     # Over the 1 MiB a normal scheduler decodes, in chunks under the 4 MiB
-    # it frames.
+    # it frames; each call searches 256 KiB of the chunk.
     line = ~s(") <> :binary.copy("x", 3 * div(@mib, 2)) <> ~s(")
     placeholder = {:decode_dirty, line}
 
     resource = resource(decode: :json)
-    assert Native.feed(resource, 0, line <> "\n") == {:decode_dirty, {:ok, [placeholder]}}
-    assert advanced?(resource, 0)
+    {replies, generation} = replies(resource, 0, line <> "\n")
+    assert List.last(replies) == {:decode_dirty, {:ok, [placeholder]}}
+    assert stayed?(resource, generation)
 
     resource = resource(decode: :json, max_message_bytes: 2 * @mib)
     over = :binary.copy("o", 2 * @mib + 1)
+    {replies, generation} = replies(resource, 0, line <> "\n" <> over)
 
-    assert Native.feed(resource, 0, line <> "\n" <> over) ==
-             {:decode_dirty, {:error, [placeholder]}}
+    assert {:decode_dirty, {:continue, :ok, [^placeholder], _}} =
+             Enum.find(replies, &match?({:decode_dirty, _}, &1))
 
-    assert advanced?(resource, 0)
+    assert List.last(replies) == {:error, []}
+    assert stayed?(resource, generation)
 
     resource = resource(decode: :json)
     chunk = line <> "\n" <> :binary.copy("{}\n", 10_000)
+    {replies, generation} = replies(resource, 0, chunk)
 
-    assert {:decode_dirty, {:continue, :ok, [^placeholder | _], consumed}} =
-             Native.feed(resource, 0, chunk)
+    assert {:decode_dirty, {:continue, :ok, [^placeholder | _], _}} =
+             Enum.find(replies, &match?({:decode_dirty, _}, &1))
 
-    assert consumed < byte_size(chunk)
-    assert advanced?(resource, 0)
+    assert stayed?(resource, generation)
   end
 
   test "a second holder of a framer that is copying a large message finds it stale" do
@@ -142,6 +149,34 @@ defmodule McpFramer.ProtocolTest do
 
     assert McpFramer.buffered_bytes(framer) == size
     {framer.resource, framer.generation}
+  end
+
+  # The NIF's replies to `chunk` fed from `generation` on, each :continue
+  # answered with the rest of the chunk and each :copying with the same
+  # chunk, as McpFramer.feed/2 answers them, and the generation after the
+  # last.
+  defp replies(resource, generation, chunk) do
+    reply = Native.feed(resource, generation, chunk)
+
+    case reply do
+      {:decode_dirty, {:continue, _, _, consumed}} ->
+        more(reply, resource, generation, chunk, consumed)
+
+      {:continue, _, _, consumed} ->
+        more(reply, resource, generation, chunk, consumed)
+
+      :copying ->
+        more(reply, resource, generation, chunk, 0)
+
+      _ ->
+        {[reply], generation + 1}
+    end
+  end
+
+  defp more(reply, resource, generation, chunk, consumed) do
+    rest = binary_part(chunk, consumed, byte_size(chunk) - consumed)
+    {replies, last} = replies(resource, generation + 1, rest)
+    {[reply | replies], last}
   end
 
   defp copy_to_the_end(resource, generation, chunk) do

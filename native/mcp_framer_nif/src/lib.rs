@@ -184,11 +184,18 @@ fn frame<'a>(
     let limits = decoder.as_ref().and(time.limits());
     let mut left_dirty = false;
     let mut copying = false;
-    let mut needs_dirty = false;
 
     messages.clear();
-    let fed = core.feed_offering(chunk.as_slice(), |message| {
-        let spent = limits.is_some_and(Timeslice::spent);
+    // The part of the chunk this call searches (its start, on a normal
+    // scheduler); the reply's `consumed` tells the Elixir side where the
+    // rest begins.
+    let whole = chunk.as_slice();
+    let searched = whole.get(..time.search_len()).unwrap_or(whole);
+    let fed = core.feed_offering(searched, |message| {
+        let spent = match limits {
+            Some(time) => time.spent(),
+            None => time.framing_spent(messages.len()),
+        };
         if messages.len() == max_messages || (spent && !messages.is_empty()) {
             return Ok(Reply::Declined);
         }
@@ -204,11 +211,6 @@ fn frame<'a>(
                     .get(..end)
                     .ok_or(FramerError::HeldMismatch)?;
                 time.start_clock();
-                if time.tail_needs_dirty(end) {
-                    // Declining the first message consumes nothing.
-                    needs_dirty = true;
-                    return Ok(Reply::Declined);
-                }
                 if time.copies_in_slices(n) {
                     let more = || time.copy_more();
                     let step = timeslice::COPY_STEP;
@@ -235,9 +237,6 @@ fn frame<'a>(
         Ok(Reply::Taken)
     })?;
     time.count_messages(messages.len());
-    if needs_dirty {
-        return Ok(Outcome::NeedsDirty);
-    }
     if copying {
         return Ok(Outcome::Copying);
     }
