@@ -261,12 +261,18 @@ defmodule McpFramer.JSON.Encoder do
     if map_size(map) <= @map_in_one_go and Enum.all?(Map.keys(map), &native_key?/1) do
       :maps.map(fn _key, value -> convert(value, tag) end, map)
     else
-      {tag, for({key, value} <- Map.to_list(map), do: {convert_key(key), convert(value, tag)})}
+      {tag, convert_pairs(Map.to_list(map), tag, [])}
     end
   end
 
   def convert(list, tag) when is_list(list), do: convert_list(list, tag, [])
   def convert(other, _tag), do: other
+
+  # Not a comprehension, which ends in `:lists.reverse/1`.
+  defp convert_pairs([{key, value} | pairs], tag, acc),
+    do: convert_pairs(pairs, tag, [{convert_key(key), convert(value, tag)} | acc])
+
+  defp convert_pairs([], _tag, acc), do: reverse(acc, [])
 
   defp convert_list([item | rest], tag, acc),
     do: convert_list(rest, tag, [convert(item, tag) | acc])
