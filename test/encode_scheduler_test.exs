@@ -1,7 +1,7 @@
 defmodule McpFramer.EncodeSchedulerTest do
   # Encoding must give a normal scheduler's thread back quickly, as
   # decoding does: large terms of every shape encoded in a row in one
-  # process, watched for long_schedule events of 2 ms or more. A try that
+  # process, watched for schedules of 2 ms or more. A try that
   # sees one is repeated on terms made anew, so that a retry never runs on
   # memory the try before faulted in: a noisy shared machine gets a few
   # tries, a real stall shows on every one.

@@ -1,9 +1,9 @@
 defmodule McpFramer.SchedulerTest do
   # A NIF on a normal scheduler must give its thread back quickly. Each case
-  # watches for long_schedule events of 2 ms or more from the feeding
-  # process, less what garbage collection and the OS took of them: on a
-  # busy machine the OS may take a core from a scheduler's thread at any
-  # moment. A noisy machine gets a few retries, each on memory no try
+  # watches the feeding process for schedules of 2 ms or more, less what
+  # garbage collection and the OS took of them (McpFramer.LongSchedules):
+  # on a busy machine the OS may take a core from a scheduler's thread at
+  # any moment. A noisy machine gets a few retries, each on memory no try
   # before it faulted in.
   use ExUnit.Case, async: false
 

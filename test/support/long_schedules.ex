@@ -1,55 +1,63 @@
 defmodule McpFramer.LongSchedules do
   @moduledoc false
-  # Watches a process for schedules of 2 ms or more, for the scheduler
-  # tests: `long_schedules/1` runs a function in a fresh process under
-  # :erlang.system_monitor and returns that process's long_schedule events,
-  # less what was not the process holding its scheduler: the garbage
-  # collections within each (reported first as long_gc events, the cost of
-  # the terms made) and the time the normal schedulers' threads waited for
-  # a CPU meanwhile (on a busy machine the OS may take a core from a
-  # scheduler's thread in the middle of any call).
+  # Watches a process for schedules that hold a normal scheduler 2 ms or
+  # more, for the scheduler tests. `long_schedules/1` runs a function in a
+  # fresh process, traced: each time it is scheduled in and out, and each
+  # of its garbage collections, with the time and the scheduler. A
+  # schedule is from an `in` on a normal scheduler to the next `out`, to
+  # the microsecond; what is taken off it is what was not the process
+  # holding its scheduler: the garbage collections within it (the cost of
+  # the terms made), and the time that scheduler's thread waited for a CPU
+  # meanwhile (on a busy machine the OS may take a core from it in the
+  # middle of any call), read from samples taken every 2 ms or more
+  # around the schedule, so on a busy machine more may be taken off. Work moved to a dirty scheduler is scheduled in
+  # there, not on a normal one, and so is a collection of a large heap.
   #
-  # The VM sends monitor events from a thread of its own, in the order they
-  # happened, but later than the process's own messages: on a busy machine
-  # a long schedule's event came tens of ms after the worker said it was
-  # done, and a watch that stopped there reported no stall. So the worker
-  # gives its scheduler up once its work is done, which sends the event of
-  # the schedule that ended it, and only then says so; the watch then
-  # starts a sentinel that holds a scheduler itself, and stops when the
-  # sentinel's event arrives, after every event of the worker.
+  # Trace messages come from the process itself, in order, the last when it
+  # has exited (`out_exited`): the watch ends there, with every event.
+  #
+  # It replaced a watch of :erlang.system_monitor's long_schedule events,
+  # in whole ms and without their scheduler, which took off every long
+  # collection reported before a schedule and the largest wait of any
+  # scheduler thread: it passed a join that held a scheduler 16-32 ms
+  # behind the collections of the calls before it.
 
   @limit_ms 2
   @sample_ms 2
   @tries 5
   @pause_ms 1000
 
-  # The normal schedulers' threads, by name: "1_scheduler" up to OTP 26,
-  # "erts_sched_1" from OTP 27 on. With neither found, nothing is taken
-  # off for waits.
-  @scheduler_thread ~r/^(\d+_scheduler|erts_sched_\d+)\n$/
+  # The normal schedulers' threads by name, "1_scheduler" up to OTP 26,
+  # "erts_sched_1" from OTP 27 on, and the number is the scheduler's id.
+  # With neither found, nothing is taken off for waits.
+  @scheduler_thread ~r/^(?:(\d+)_scheduler|erts_sched_(\d+))\n$/
+
+  @trace [:running, :exiting, :garbage_collection, :monotonic_timestamp, :scheduler_id]
 
   @spec long_schedules(function()) :: [keyword()]
   def long_schedules(fun) do
     load_modules()
-    parent = self()
-    me = make_ref()
 
     {worker, monitor} =
       spawn_monitor(fn ->
         receive do: (:go -> :ok)
         fun.()
-        :erlang.yield()
-        send(parent, {me, :done})
       end)
 
-    # A garbage collection during a schedule is reported first, as a
-    # long_gc event; its time is the cost of the terms made, not a stall.
-    previous = :erlang.system_monitor(self(), [{:long_schedule, @limit_ms}, {:long_gc, 1}])
+    1 = :erlang.trace(worker, true, @trace)
+    first = sample()
     send(worker, :go)
-    watched = %{worker: worker, me: me, monitor: monitor, sentinel: nil}
-    events = watch(watched, [sample()], [])
-    restore(previous)
-    stalls(Enum.reverse(events), 0, [])
+    {events, samples} = watch(worker, [], [first])
+
+    receive do
+      {:DOWN, ^monitor, :process, _, :normal} ->
+        :ok
+
+      {:DOWN, ^monitor, :process, _, reason} ->
+        raise "the watched process died: #{inspect(reason)}"
+    end
+
+    events |> Enum.reverse() |> schedules(nil, []) |> stalls(Enum.reverse(samples))
   end
 
   # `long_schedules/1` of `fun` on what `setup` makes for it (outside the
@@ -67,8 +75,7 @@ defmodule McpFramer.LongSchedules do
       if try > 1, do: Process.sleep(@pause_ms)
       # The input is a persistent term, which the worker reads without a
       # copy: copied onto its heap, it made collections of a second and
-      # more on a dirty scheduler, whose time the watch took off the next
-      # schedule, hiding a 10 ms stall.
+      # more, which are the copy's cost, not the work's.
       key = {__MODULE__, make_ref()}
       :persistent_term.put(key, setup.())
 
@@ -89,7 +96,7 @@ defmodule McpFramer.LongSchedules do
   defmacro assert_fair(setup, fun) do
     quote do
       events = McpFramer.LongSchedules.stalls_on_every_try(unquote(setup), unquote(fun))
-      assert events == [], "long_schedule events on every try: #{inspect(events)}"
+      assert events == [], "long schedules on every try: #{inspect(events)}"
     end
   end
 
@@ -109,101 +116,107 @@ defmodule McpFramer.LongSchedules do
     end
   end
 
-  defp restore(:undefined), do: :erlang.system_monitor(:undefined)
-  defp restore({pid, options}), do: :erlang.system_monitor(pid, options)
+  # The worker's trace events, newest first, until it has exited; and
+  # samples of the normal schedulers' threads' waits, newest first, one
+  # each time @sample_ms pass, however fast the events come.
+  defp watch(worker, events, [{_, last, _} | _] = samples) do
+    samples =
+      if now() - last >= @sample_ms * 1_000_000,
+        do: [sample() | samples],
+        else: samples
 
-  # The worker's events until it is done, each long schedule with the
-  # samples of the schedulers' waits from before it began to when it was
-  # reported. A sample is taken each time 2 ms pass with no event, so the
-  # newest is from before any event not yet received: a watch that a busy
-  # machine kept from running learns of a schedule late, and counting back
-  # from now would place its start after it began and miss the wait.
-  defp watch(%{worker: worker, me: me, monitor: monitor, sentinel: sentinel} = w, samples, events) do
     receive do
-      {^me, :done} ->
-        Process.demonitor(monitor, [:flush])
-        {sentinel, _} = spawn_monitor(fn -> McpFramer.Hold.hold(@limit_ms + 1) end)
-        watch(%{w | sentinel: sentinel}, samples, events)
+      {:trace_ts, ^worker, :out_exited, info, scheduler, at} ->
+        {[{:out_exited, scheduler, at, info} | events], [sample() | samples]}
 
-      {:monitor, ^sentinel, :long_schedule, _info} ->
-        receive do: ({:DOWN, _, :process, ^sentinel, _} -> events)
-
-      {:DOWN, ^monitor, _, _, reason} ->
-        raise "the watched process died: #{inspect(reason)}"
-
-      # A sentinel that failed sends no event: fail, not wait. One that
-      # ended normally may be gone before its event arrives.
-      {:DOWN, _, :process, ^sentinel, reason} when reason != :normal ->
-        raise "the watch's sentinel died: #{inspect(reason)}"
-
-      {:monitor, ^worker, :long_gc, info} ->
-        watch(w, samples, [{:gc, info[:timeout]} | events])
-
-      {:monitor, ^worker, :long_schedule, info} ->
-        # One sample period more, for an event sent just as that sample
-        # was being taken.
-        [{newest, _} | _] = samples
-        began = newest - info[:timeout] - 1 - @sample_ms
-        before = Enum.find(samples, List.last(samples), fn {at, _} -> at <= began end)
-        event = {:schedule, info, os_wait_ms(before, sample())}
-        watch(w, samples, [event | events])
-
-      {:monitor, _other, _event, _info} ->
-        watch(w, samples, events)
+      {:trace_ts, ^worker, tag, info, scheduler, at} ->
+        watch(worker, [{tag, scheduler, at, info} | events], samples)
     after
-      @sample_ms ->
-        watch(w, [sample() | Enum.take(samples, 2000)], events)
+      @sample_ms -> watch(worker, events, samples)
     end
   end
 
-  # The worker's long schedules, less the collections within each and the
-  # time the normal schedulers' threads waited for a CPU meanwhile: on a
-  # busy machine the OS may take a core away in the middle of any call,
-  # which is not a call holding its scheduler.
-  defp stalls([{:gc, ms} | events], gc_ms, stalls), do: stalls(events, gc_ms + ms, stalls)
+  # The schedules on normal schedulers (ids from 1; a dirty scheduler's
+  # is 0), oldest first, each with the time of the collections within it.
+  defp schedules([{tag, id, at, mfa} | events], nil, done)
+       when tag in [:in, :in_exiting] and id > 0,
+       do: schedules(events, %{id: id, in: at, gc: 0, gc_from: nil, from: mfa}, done)
 
-  defp stalls([{:schedule, info, waited_ms} | events], gc_ms, stalls) do
-    stalled = info[:timeout] - gc_ms - waited_ms >= @limit_ms
-    info = info ++ [gc_ms: gc_ms, os_wait_ms: waited_ms]
-    stalls(events, 0, if(stalled, do: [info | stalls], else: stalls))
+  defp schedules([{tag, id, at, _} | events], %{id: id, gc_from: nil} = open, done)
+       when tag in [:gc_minor_start, :gc_major_start],
+       do: schedules(events, %{open | gc_from: at}, done)
+
+  defp schedules([{tag, id, at, _} | events], %{id: id, gc_from: from} = open, done)
+       when tag in [:gc_minor_end, :gc_major_end] and from != nil,
+       do: schedules(events, %{open | gc: open.gc + at - from, gc_from: nil}, done)
+
+  defp schedules([{tag, _, at, mfa} | events], %{} = open, done)
+       when tag in [:out, :out_exiting, :out_exited],
+       do: schedules(events, nil, [Map.merge(open, %{out: at, to: mfa}) | done])
+
+  defp schedules([_ | events], open, done), do: schedules(events, open, done)
+  defp schedules([], _open, done), do: Enum.reverse(done)
+
+  # The schedules that held their scheduler @limit_ms or more, less the
+  # collections within and what its thread waited for a CPU meanwhile.
+  defp stalls(schedules, samples) do
+    limit = @limit_ms * 1_000_000
+
+    for %{id: id, in: from, out: to, gc: gc} = schedule <- schedules,
+        to - from - gc >= limit,
+        waited = waited(samples, id, from, to),
+        to - from - gc - waited >= limit do
+      [
+        timeout: ms(to - from),
+        gc_ms: ms(gc),
+        os_wait_ms: ms(waited),
+        scheduler: id,
+        in: schedule.from,
+        out: schedule.to
+      ]
+    end
   end
 
-  defp stalls([], _gc_ms, stalls), do: stalls
+  # What scheduler `id`'s thread waited between the last sample read all
+  # before `from` and the first read all after `to`: at least its wait
+  # within the schedule, more only if the watch itself was kept waiting.
+  defp waited(samples, id, from, to) do
+    {_, _, before} =
+      samples |> Enum.take_while(fn {_, ended, _} -> ended <= from end) |> List.last(hd(samples))
 
-  # {when, the time each normal scheduler's thread has waited runnable for
-  # a CPU, in ms}, from Linux's schedstat; no waits where there is none.
+    {_, _, last} = Enum.find(samples, List.last(samples), fn {began, _, _} -> began >= to end)
+    Map.get(last, id, 0) - Map.get(before, id, 0)
+  end
+
+  defp ms(ns), do: Float.round(ns / 1_000_000, 3)
+
+  # Trace times are the VM's monotonic time in ns.
+  defp now, do: System.monotonic_time(:nanosecond)
+
+  # {when reading began, when it ended, %{scheduler id => ns its thread has
+  # waited runnable for a CPU}}, from Linux's schedstat; none where there
+  # is no such file.
   defp sample do
+    began = now()
+
     waits =
-      for tid <- scheduler_threads() do
-        case File.read("/proc/#{System.pid()}/task/#{tid}/schedstat") do
-          {:ok, stat} -> stat |> String.split() |> Enum.at(1) |> String.to_integer()
-          {:error, _} -> 0
-        end
-      end
+      for {id, tid} <- scheduler_threads(),
+          {:ok, stat} <- [File.read("/proc/#{System.pid()}/task/#{tid}/schedstat")],
+          into: %{},
+          do: {id, stat |> String.split() |> Enum.at(1) |> String.to_integer()}
 
-    {System.monotonic_time(:millisecond), waits}
+    {began, now(), waits}
   end
 
-  # The most any normal scheduler's thread waited between two samples, in
-  # ms to the microsecond: a schedule's time is given in whole ms, rounded
-  # down, and a wait rounded down as well would leave up to a millisecond
-  # of it standing as a stall.
-  defp os_wait_ms({_, before}, {_, last}) do
-    ns = Enum.zip_with(last, before, &(&1 - &2)) |> Enum.max(fn -> 0 end)
-    div(ns, 1000) / 1000
-  end
-
+  # [{scheduler id, thread id}] of the normal schedulers.
   defp scheduler_threads do
     case :persistent_term.get({__MODULE__, :threads}, nil) do
       nil ->
-        tasks = Path.wildcard("/proc/#{System.pid()}/task/*")
+        threads =
+          for task <- Path.wildcard("/proc/#{System.pid()}/task/*"),
+              [_ | ids] <- [Regex.run(@scheduler_thread, File.read!(Path.join(task, "comm")))],
+              do: {ids |> Enum.join() |> String.to_integer(), Path.basename(task)}
 
-        named =
-          for task <- tasks,
-              File.read!(Path.join(task, "comm")) =~ @scheduler_thread,
-              do: task
-
-        threads = Enum.map(named, &Path.basename/1)
         :persistent_term.put({__MODULE__, :threads}, threads)
         threads
 
