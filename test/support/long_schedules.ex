@@ -3,15 +3,16 @@ defmodule McpFramer.LongSchedules do
   # Watches a process for schedules that hold a normal scheduler 2 ms or
   # more, for the scheduler tests. `long_schedules/1` runs a function in a
   # fresh process, traced: each time it is scheduled in and out, and each
-  # of its garbage collections, with the time and the scheduler. A
-  # schedule is from an `in` on a normal scheduler to the next `out`, to
-  # the microsecond; what is taken off it is what was not the process
-  # holding its scheduler: the garbage collections within it (the cost of
-  # the terms made), and the time that scheduler's thread waited for a CPU
-  # meanwhile (on a busy machine the OS may take a core from it in the
-  # middle of any call), read from samples taken every 2 ms or more
-  # around the schedule, so on a busy machine more may be taken off. Work moved to a dirty scheduler is scheduled in
-  # there, not on a normal one, and so is a collection of a large heap.
+  # of its garbage collections, with the time (in ns) and the scheduler. A
+  # schedule is from an `in` on a normal scheduler to the next `out`;
+  # what is taken off it is what was not the process holding its
+  # scheduler: the garbage collections within it (the cost of the terms
+  # made), and the time that scheduler's thread waited for a CPU meanwhile
+  # (on a busy machine the OS may take a core from it in the middle of any
+  # call), read from samples taken every 2 ms or more around the schedule,
+  # so on a busy machine more may be taken off.
+  # Schedules on dirty schedulers (id 0), collections the VM moves there
+  # included, are not counted.
   #
   # Trace messages come from the process itself, in order, the last when it
   # has exited (`out_exited`): the watch ends there, with every event.
@@ -38,10 +39,20 @@ defmodule McpFramer.LongSchedules do
   def long_schedules(fun) do
     load_modules()
 
-    {worker, monitor} =
-      spawn_monitor(fn ->
+    # Linked, so that it dies with a test that times out; what it raises
+    # is sent back and raised here, and it always ends normally.
+    parent = self()
+    failed = make_ref()
+
+    worker =
+      spawn_link(fn ->
         receive do: (:go -> :ok)
-        fun.()
+
+        try do
+          fun.()
+        catch
+          kind, reason -> send(parent, {failed, kind, reason, __STACKTRACE__})
+        end
       end)
 
     1 = :erlang.trace(worker, true, @trace)
@@ -50,11 +61,9 @@ defmodule McpFramer.LongSchedules do
     {events, samples} = watch(worker, [], [first])
 
     receive do
-      {:DOWN, ^monitor, :process, _, :normal} ->
-        :ok
-
-      {:DOWN, ^monitor, :process, _, reason} ->
-        raise "the watched process died: #{inspect(reason)}"
+      {^failed, kind, reason, stacktrace} -> :erlang.raise(kind, reason, stacktrace)
+    after
+      0 -> :ok
     end
 
     events |> Enum.reverse() |> schedules(nil, []) |> stalls(Enum.reverse(samples))
@@ -132,7 +141,21 @@ defmodule McpFramer.LongSchedules do
       {:trace_ts, ^worker, tag, info, scheduler, at} ->
         watch(worker, [{tag, scheduler, at, info} | events], samples)
     after
-      @sample_ms -> watch(worker, events, samples)
+      @sample_ms ->
+        if not Process.alive?(worker) and not traced_exit?(worker),
+          do: raise("the watched process exited without its trace's out_exited")
+
+        watch(worker, events, samples)
+    end
+  end
+
+  defp traced_exit?(worker) do
+    receive do
+      {:trace_ts, ^worker, :out_exited, _, _, _} = exited ->
+        send(self(), exited)
+        true
+    after
+      0 -> false
     end
   end
 
@@ -178,14 +201,20 @@ defmodule McpFramer.LongSchedules do
   end
 
   # What scheduler `id`'s thread waited between the last sample read all
-  # before `from` and the first read all after `to`: at least its wait
-  # within the schedule, more only if the watch itself was kept waiting.
+  # before `from` and the first read all after `to`: its wait within the
+  # schedule, and what it waited around it until those samples (2 ms or
+  # more on each side, more when the watch itself was kept waiting). 0
+  # where either sample could not read it.
   defp waited(samples, id, from, to) do
     {_, _, before} =
       samples |> Enum.take_while(fn {_, ended, _} -> ended <= from end) |> List.last(hd(samples))
 
     {_, _, last} = Enum.find(samples, List.last(samples), fn {began, _, _} -> began >= to end)
-    Map.get(last, id, 0) - Map.get(before, id, 0)
+
+    case {before, last} do
+      {%{^id => waited_before}, %{^id => waited_last}} -> max(waited_last - waited_before, 0)
+      _ -> 0
+    end
   end
 
   defp ms(ns), do: Float.round(ns / 1_000_000, 3)
@@ -214,7 +243,8 @@ defmodule McpFramer.LongSchedules do
       nil ->
         threads =
           for task <- Path.wildcard("/proc/#{System.pid()}/task/*"),
-              [_ | ids] <- [Regex.run(@scheduler_thread, File.read!(Path.join(task, "comm")))],
+              {:ok, name} <- [File.read(Path.join(task, "comm"))],
+              [_ | ids] <- [Regex.run(@scheduler_thread, name)],
               do: {ids |> Enum.join() |> String.to_integer(), Path.basename(task)}
 
         :persistent_term.put({__MODULE__, :threads}, threads)
