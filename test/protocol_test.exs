@@ -7,6 +7,8 @@ defmodule McpFramer.ProtocolTest do
 
   alias McpFramer.Native
 
+  import McpFramer.Frames, only: [native_replies: 3]
+
   @mib 1024 * 1024
 
   defp resource(opts \\ []), do: McpFramer.new(opts).resource
@@ -59,7 +61,8 @@ defmodule McpFramer.ProtocolTest do
     {resource, generation} = holding(3 * @mib)
     assert Native.feed(resource, generation, "\n") == :copying
     assert advanced?(resource, generation)
-    assert [message] = copy_to_the_end(resource, generation + 1, "\n")
+    {replies, _} = native_replies(resource, generation + 1, "\n")
+    assert {:ok, [message]} = List.last(replies)
     assert byte_size(message) == 3 * @mib
   end
 
@@ -75,7 +78,7 @@ defmodule McpFramer.ProtocolTest do
   test "a call on a normal scheduler searches 256 KiB of its chunk at most, and says where it stopped" do
     {:ok, [], framer} = McpFramer.feed(McpFramer.new(), "held")
     tail = :binary.copy("t", 2 * @mib) <> "\n"
-    {replies, generation} = replies(framer.resource, framer.generation, tail)
+    {replies, generation} = native_replies(framer.resource, framer.generation, tail)
     # 2 MiB in eight calls; then the 2 MiB held is copied over more.
     {searched, copied} = Enum.split_while(replies, &match?({:continue, _, _, _}, &1))
     assert searched == List.duplicate({:continue, :ok, [], 262_144}, 8)
@@ -98,13 +101,13 @@ defmodule McpFramer.ProtocolTest do
     placeholder = {:decode_dirty, line}
 
     resource = resource(decode: :json)
-    {replies, generation} = replies(resource, 0, line <> "\n")
+    {replies, generation} = native_replies(resource, 0, line <> "\n")
     assert List.last(replies) == {:decode_dirty, {:ok, [placeholder]}}
     assert stayed?(resource, generation)
 
     resource = resource(decode: :json, max_message_bytes: 2 * @mib)
     over = :binary.copy("o", 2 * @mib + 1)
-    {replies, generation} = replies(resource, 0, line <> "\n" <> over)
+    {replies, generation} = native_replies(resource, 0, line <> "\n" <> over)
 
     assert {:decode_dirty, {:continue, :ok, [^placeholder], _}} =
              Enum.find(replies, &match?({:decode_dirty, _}, &1))
@@ -114,7 +117,7 @@ defmodule McpFramer.ProtocolTest do
 
     resource = resource(decode: :json)
     chunk = line <> "\n" <> :binary.copy("{}\n", 10_000)
-    {replies, generation} = replies(resource, 0, chunk)
+    {replies, generation} = native_replies(resource, 0, chunk)
 
     assert {:decode_dirty, {:continue, :ok, [^placeholder | _], _}} =
              Enum.find(replies, &match?({:decode_dirty, _}, &1))
@@ -136,7 +139,8 @@ defmodule McpFramer.ProtocolTest do
       McpFramer.feed(framer, "second\n")
     end
 
-    assert [message] = copy_to_the_end(resource, generation + 1, "\n")
+    {replies, _} = native_replies(resource, generation + 1, "\n")
+    assert {:ok, [message]} = List.last(replies)
     assert message == :binary.copy("h", 3 * @mib)
   end
 
@@ -149,41 +153,6 @@ defmodule McpFramer.ProtocolTest do
 
     assert McpFramer.buffered_bytes(framer) == size
     {framer.resource, framer.generation}
-  end
-
-  # The NIF's replies to `chunk` fed from `generation` on, each :continue
-  # answered with the rest of the chunk and each :copying with the same
-  # chunk, as McpFramer.feed/2 answers them, and the generation after the
-  # last.
-  defp replies(resource, generation, chunk) do
-    reply = Native.feed(resource, generation, chunk)
-
-    case reply do
-      {:decode_dirty, {:continue, _, _, consumed}} ->
-        more(reply, resource, generation, chunk, consumed)
-
-      {:continue, _, _, consumed} ->
-        more(reply, resource, generation, chunk, consumed)
-
-      :copying ->
-        more(reply, resource, generation, chunk, 0)
-
-      _ ->
-        {[reply], generation + 1}
-    end
-  end
-
-  defp more(reply, resource, generation, chunk, consumed) do
-    rest = binary_part(chunk, consumed, byte_size(chunk) - consumed)
-    {replies, last} = replies(resource, generation + 1, rest)
-    {[reply | replies], last}
-  end
-
-  defp copy_to_the_end(resource, generation, chunk) do
-    case Native.feed(resource, generation, chunk) do
-      :copying -> copy_to_the_end(resource, generation + 1, chunk)
-      {:ok, messages} -> messages
-    end
   end
 
   # A feed's reply while another process feeds the same framer a 64 MiB

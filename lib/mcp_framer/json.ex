@@ -71,7 +71,7 @@ defmodule McpFramer.JSON do
   """
 
   alias McpFramer.JSON.Encoder
-  alias McpFramer.Native
+  alias McpFramer.{Native, Preempted}
 
   @typedoc "What `Jason.decode/2` returns for a document."
   @type result :: {:ok, term()} | {:error, McpFramer.DecodeError.t()}
@@ -80,9 +80,6 @@ defmodule McpFramer.JSON do
   # max_values, duplicate_keys}, 0 for a limit that is not set; a key
   # function in place of `keys` goes to the NIF as `:pairs`.
   @defaults {:reference, :strings, 0, 0, :first}
-  # The most pairs a key function's map is made of in one call.
-  @map_in_one_go 10_000
-
   @names [:strings, :keys, :max_depth, :max_values, :duplicate_keys, :floats, :objects]
   @largest_limit 0xFFFF_FFFF_FFFF_FFFF
 
@@ -187,11 +184,9 @@ defmodule McpFramer.JSON do
 
   # A pair's value is converted before its key. Pairs are gathered newest
   # first, and the map keeps the last of a repeated key in that list, the
-  # first in the document, as Jason's `:maps.from_list/1` does. Lists are
-  # reversed, and maps of over 10,000 pairs made, a step of Erlang code
-  # per item, preempted as any code is: `:lists.reverse/1` yielded only
-  # every 3-6 ms reversing 400,000 items, and `:maps.from_list/1` never
-  # does (9-14 ms for 250,000 pairs).
+  # first in the document, as Jason's `:maps.from_list/1` does. Large
+  # lists and maps are made by McpFramer.Preempted, preempted as any code
+  # is.
   defp convert({pairs}, fun), do: convert_pairs(pairs, fun, [], 0)
   defp convert([_ | _] = items, fun), do: convert_items(items, fun, [])
   defp convert(value, _fun), do: value
@@ -201,18 +196,12 @@ defmodule McpFramer.JSON do
     convert_pairs(pairs, fun, [{fun.(key), value} | acc], count + 1)
   end
 
-  defp convert_pairs([], _fun, acc, count) when count <= @map_in_one_go, do: :maps.from_list(acc)
-  defp convert_pairs([], _fun, acc, _count), do: Enum.reduce(acc, %{}, &put_pair/2)
-
-  defp put_pair({key, value}, map), do: Map.put(map, key, value)
+  defp convert_pairs([], _fun, acc, count), do: Preempted.from_list(acc, count)
 
   defp convert_items([item | items], fun, acc),
     do: convert_items(items, fun, [convert(item, fun) | acc])
 
-  defp convert_items([], _fun, acc), do: reverse(acc, [])
-
-  defp reverse([item | items], tail), do: reverse(items, [item | tail])
-  defp reverse([], tail), do: tail
+  defp convert_items([], _fun, acc), do: Preempted.reverse(acc, [])
 
   defp run(document, options) do
     case Native.decode(document, options) do

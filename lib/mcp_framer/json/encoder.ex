@@ -108,7 +108,7 @@ defmodule McpFramer.JSON.Encoder do
   first converted in Elixir, then encoded: such terms are slower.
   """
 
-  alias McpFramer.{EncodeError, Native}
+  alias McpFramer.{EncodeError, Native, Preempted}
   alias McpFramer.JSON.Formatter
 
   # :unicode and :javascript are Poison's names, which Jason still takes.
@@ -119,8 +119,9 @@ defmodule McpFramer.JSON.Encoder do
 
   @calendar [Date, Time, NaiveDateTime, DateTime]
 
-  # The most pairs of a map made again in one call.
-  @map_in_one_go 10_000
+  # The most pairs of a map made again in one call: `:maps.map/2` makes
+  # it with one `:maps.from_list/1`.
+  @map_in_one_go McpFramer.Preempted.pairs_in_one_go()
 
   @typedoc "The options of `McpFramer.JSON.encode/2`."
   @type option ::
@@ -248,10 +249,11 @@ defmodule McpFramer.JSON.Encoder do
   # that has keys other than binaries, atoms and integers through
   # String.Chars, the map then standing as {tag, pairs} in Map.to_list/1's
   # order (two keys may now have the same text). A map of over 10,000
-  # pairs stands as its pairs too: `:maps.map/2` makes its map again in
-  # one call of `:maps.from_list/1`, which held a scheduler 3-8 ms on
-  # 200,000 pairs. What cannot be turned is left as it is, for the NIF to
-  # report in its place in the text.
+  # pairs stands as its pairs too: `:maps.map/2` made it again in one
+  # call of `:maps.from_list/1`, which held a scheduler 3-8 ms on 200,000
+  # pairs. Lists are reversed by McpFramer.Preempted. What cannot be
+  # turned is left as it is, for the NIF to report in its place in the
+  # text.
   @doc false
   @spec convert(term(), reference()) :: term()
   def convert(%module{} = struct, _tag) when module in @calendar, do: module.to_iso8601(struct)
@@ -272,19 +274,13 @@ defmodule McpFramer.JSON.Encoder do
   defp convert_pairs([{key, value} | pairs], tag, acc),
     do: convert_pairs(pairs, tag, [{convert_key(key), convert(value, tag)} | acc])
 
-  defp convert_pairs([], _tag, acc), do: reverse(acc, [])
+  defp convert_pairs([], _tag, acc), do: Preempted.reverse(acc, [])
 
   defp convert_list([item | rest], tag, acc),
     do: convert_list(rest, tag, [convert(item, tag) | acc])
 
   # An improper list keeps its tail, which the NIF reports.
-  defp convert_list(tail, _tag, acc), do: reverse(acc, tail)
-
-  # As `:lists.reverse(items, tail)`, but a step of Erlang code per item,
-  # preempted as any code is: the BIF yielded only every 3-6 ms on two
-  # million items.
-  defp reverse([item | items], tail), do: reverse(items, [item | tail])
-  defp reverse([], tail), do: tail
+  defp convert_list(tail, _tag, acc), do: Preempted.reverse(acc, tail)
 
   defp native_key?(key), do: is_binary(key) or is_atom(key) or is_integer(key)
 
