@@ -137,6 +137,31 @@ defmodule McpFramer.SchedulerTest do
         true = count_items(McpFramer.new(decode: :json), chunks) == length(chunks)
       end)
     end
+
+    # A string's error, its end missing or a bad byte after it, is
+    # reported at the first byte that is not UTF-8 before it, if any, as
+    # Jason does: found after the string has been parsed, in time that the
+    # parse's pace does not see. Escapes parse fastest, and the strings are
+    # as long as a normal scheduler parses whole. Whether it does depends
+    # on the memory its buffers get, so each goes to the normal
+    # scheduler's NIF several times in a row, as a server would send it
+    # again, without the dirty call that follows a refusal.
+    test "errors at the end of long strings of escapes" do
+      options = McpFramer.JSON.options!([], "errors at the end of long strings of escapes")
+
+      assert_fair(&escape_errors/0, fn documents ->
+        for document <- documents, _again <- 1..8 do
+          reply = McpFramer.Native.decode(document, options)
+          true = reply == :continue_dirty or match?({:error, _}, reply)
+        end
+      end)
+    end
+  end
+
+  defp escape_errors do
+    for escapes <- [150_000, 250_000, 300_000],
+        ending <- ["", <<0xFF, ?">>],
+        do: ~s(") <> :binary.copy("\\n", escapes) <> ending
   end
 
   # Each a binary of its own, under 4 KiB.
