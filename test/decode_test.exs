@@ -239,6 +239,22 @@ defmodule McpFramer.DecodeTest do
       assert kept_alive(copied) == byte_size(copied)
     end
 
+    # Copies past 32 KiB are made a step at a time, each step only if the
+    # call can afford it: whole, their bytes in order, at every length
+    # around a step's end, plain and unescaped, whole and framed.
+    test "with strings: :copy, long strings are copied whole" do
+      for size <- [32_767, 32_768, 32_769, 65_536, 65_537, 300_001],
+          {text, json} <- [
+            {String.duplicate("ab", div(size, 2)) <> String.duplicate("c", rem(size, 2)), nil},
+            {String.duplicate("a\n", div(size, 2)) <> String.duplicate("c", rem(size, 2)),
+             :escaped}
+          ] do
+        json = if json, do: String.replace(text, "\n", "\\n"), else: text
+        assert {:ok, [^text]} = JSON.decode(~s([") <> json <> ~s("]), strings: :copy)
+        assert [{:ok, [^text]}] = decode_lines_from([~s([") <> json <> ~s("]\n)], strings: :copy)
+      end
+    end
+
     test "with strings: :copy, the line in a decode error is a copy too" do
       line = "[" <> String.duplicate("x", 100)
       [{:error, error}, {:ok, 0}] = decode_lines_from([line <> "\n" <> @pad], strings: :copy)

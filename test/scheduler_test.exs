@@ -222,6 +222,14 @@ defmodule McpFramer.SchedulerTest do
         :ok}},
       {"an object of 250,000 pairs, with a key function",
        {:document, big_object(250_000), [keys: &String.upcase/1], :ok}},
+      # Strings copied into binaries of their own, as long as a normal
+      # scheduler parses whole: a copy into memory not yet touched can
+      # take milliseconds.
+      {"a string of a mebibyte, strings copied",
+       {:document, ~s(") <> :binary.copy("x", 1_040_000) <> ~s("), [strings: :copy], :ok}},
+      {"a mebibyte string with escapes, strings copied",
+       {:framed, Chunks.port(~s(") <> :binary.copy("xxxxxxxxxxxxxx\\n", 65_000) <> ~s("\n)),
+        [strings: :copy]}},
       # The error of a thrown position holds a copy of the document.
       {"a 32 MiB document, a key function that throws, strings copied",
        {:document, ~s({"a":") <> :binary.copy("x", 32 * @mib) <> ~s("}),

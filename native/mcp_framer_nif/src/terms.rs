@@ -1,13 +1,15 @@
 //! Terms made straight through `enif`, where rustler has no call as cheap:
-//! a binary copied from bytes, and a list or a map made from arrays in one
-//! call.
+//! a binary copied from bytes (at once, or in steps that can stop), and a
+//! list or a map made from arrays in one call.
 
+use mcp_framer_core::copy_pieces;
 use rustler::sys::{
     enif_alloc_binary, enif_get_map_size, enif_make_binary, enif_make_list_from_array,
-    enif_make_map_from_arrays, enif_make_new_binary, ErlNifBinary, ErlNifTerm,
+    enif_make_map_from_arrays, enif_make_new_binary, enif_release_binary, ErlNifBinary, ErlNifTerm,
 };
 use rustler::Env;
 use std::mem::MaybeUninit;
+use std::num::NonZeroUsize;
 
 /// A string this long or longer may be a sub-binary of the document instead
 /// of a copy: the BEAM's own line between heap and reference-counted binaries.
@@ -21,6 +23,40 @@ pub fn copy(env: Env<'_>, bytes: &[u8]) -> Option<ErlNifTerm> {
         new_binary(env, bytes.len(), |data| {
             std::ptr::copy_nonoverlapping(bytes.as_ptr(), data, bytes.len())
         })
+    }
+}
+
+/// Why [`copy_in_steps`] made no binary.
+pub enum Unmade {
+    /// The BEAM could not allocate it.
+    NoMemory,
+    /// `more` stopped the copy.
+    Stopped,
+}
+
+/// A copy of `bytes` in a binary of its own, written `step` bytes at a
+/// time: after each step it goes on only while `more()`, and a copy that
+/// stops frees what it had made.
+pub fn copy_in_steps(
+    env: Env<'_>,
+    bytes: &[u8],
+    step: NonZeroUsize,
+    more: impl FnMut() -> bool,
+) -> Result<ErlNifTerm, Unmade> {
+    let mut binary = MaybeUninit::<ErlNifBinary>::uninit();
+    // SAFETY: a binary of `bytes.len()` bytes is written through `data`
+    // only within that length, and released unless it becomes a term.
+    unsafe {
+        if enif_alloc_binary(bytes.len(), binary.as_mut_ptr()) == 0 {
+            return Err(Unmade::NoMemory);
+        }
+        let mut binary = binary.assume_init();
+        let to = std::slice::from_raw_parts_mut(binary.data, binary.size);
+        if copy_pieces(std::iter::once(bytes), 0, to, step, more) < bytes.len() {
+            enif_release_binary(&mut binary);
+            return Err(Unmade::Stopped);
+        }
+        Ok(enif_make_binary(env.as_c_arg(), &mut binary))
     }
 }
 
