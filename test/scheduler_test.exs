@@ -158,6 +158,29 @@ defmodule McpFramer.SchedulerTest do
     end
   end
 
+  # An object's map is made in one call that cannot stop, which hashes or
+  # compares its keys' bytes, and once more, a pair at a time, when a key
+  # repeats: long keys, cheap to parse, make it cost milliseconds.
+  test "objects of long keys, one repeated, made into maps" do
+    options = McpFramer.JSON.options!([], "objects of long keys")
+
+    assert_fair(&long_key_objects/0, fn documents ->
+      for document <- documents, _again <- 1..8 do
+        reply = McpFramer.Native.decode(document, options)
+        true = reply == :continue_dirty or match?({:ok, _}, reply)
+      end
+    end)
+  end
+
+  defp long_key_objects do
+    for {pairs, size} <- [{512, 2000}, {256, 4000}, {32, 32_600}] do
+      prefix = :binary.copy("k", size)
+      keys = for i <- (pairs - 2)..0//-1, do: prefix <> String.pad_leading("#{i}", 4, "0")
+      pairs = Enum.map_join(keys ++ [hd(keys)], ",", &~s("#{&1}":1))
+      "{" <> pairs <> "}"
+    end
+  end
+
   defp escape_errors do
     for escapes <- [150_000, 250_000, 300_000],
         ending <- ["", <<0xFF, ?">>],

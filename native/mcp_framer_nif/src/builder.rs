@@ -19,6 +19,7 @@ use crate::options::Keys;
 use crate::terms::{self, Unmade, SUB_BINARY_MIN};
 use crate::timeslice::{self, Timeslice};
 use mcp_framer_core::json::{Builder, Text};
+use mcp_framer_core::pace;
 use rustler::sys::{
     enif_make_double, enif_make_int64, enif_make_map_put, enif_make_new_map,
     enif_make_tuple_from_array, ErlNifTerm,
@@ -47,6 +48,9 @@ pub struct TermBuilder<'a, 'd, const ATOM_KEYS: bool> {
     pub limits: Option<&'d Timeslice>,
     pub key_table: &'d mut KeyTable,
     pub stack: &'d mut Vec<ErlNifTerm>,
+    /// The bytes of the binary keys of each object open, innermost last:
+    /// what its map's hashing or sorting may cost.
+    pub key_bytes: &'d mut Vec<usize>,
     /// Where an object's keys and values are gathered to make its map.
     pub map_keys: &'d mut Vec<ErlNifTerm>,
     pub map_values: &'d mut Vec<ErlNifTerm>,
@@ -236,6 +240,9 @@ impl<'a, const ATOM_KEYS: bool> Builder<'a> for TermBuilder<'a, '_, ATOM_KEYS> {
             return self.atom_key(text.as_str());
         }
         let key = text.as_str().as_bytes();
+        if let Some(bytes) = self.key_bytes.last_mut() {
+            *bytes += key.len();
+        }
         if key.len() >= SUB_BINARY_MIN {
             return self.string(text);
         }
@@ -280,10 +287,12 @@ impl<'a, const ATOM_KEYS: bool> Builder<'a> for TermBuilder<'a, '_, ATOM_KEYS> {
     }
 
     fn begin_object(&mut self) -> Result<(), Stop> {
+        self.key_bytes.push(0);
         self.charge(1)
     }
 
     fn end_object(&mut self, count: usize) -> Result<(), Stop> {
+        let key_bytes = self.key_bytes.pop().ok_or(Stop::Broken)?;
         if self.keys == Keys::Pairs {
             return self.collapse(2 * count, |builder, from| {
                 let pairs = terms::list(builder.env, &builder.stack[from..]).ok_or(Stop::Broken)?;
@@ -291,6 +300,12 @@ impl<'a, const ATOM_KEYS: bool> Builder<'a> for TermBuilder<'a, '_, ATOM_KEYS> {
                 Ok(unsafe { enif_make_tuple_from_array(builder.env.as_c_arg(), &pairs, 1) })
             });
         }
+        // The map is made in one call that cannot stop, which hashes or
+        // sorts the keys, and made again a pair at a time if one repeats.
+        let afford_map = |limits: Option<&Timeslice>, nanos: fn(usize, usize) -> u64| {
+            limits.map_or(Ok(()), |time| time.afford_map(nanos(count, key_bytes)))
+        };
+        afford_map(self.limits, pace::map_nanos)?;
         self.collapse(2 * count, |builder, from| {
             builder.map_keys.clear();
             builder.map_values.clear();
@@ -304,6 +319,7 @@ impl<'a, const ATOM_KEYS: bool> Builder<'a> for TermBuilder<'a, '_, ATOM_KEYS> {
             }
             // A key repeats. Put the pairs last to first, so that the
             // first occurrence of a key is put last and wins.
+            afford_map(builder.limits, pace::map_put_nanos)?;
             // SAFETY: every key and value is a term made in `env`.
             unsafe {
                 let mut map = enif_make_new_map(env.as_c_arg());

@@ -127,6 +127,11 @@ const LARGE_CONTAINER: usize = 1024;
 /// What making a term of a large list or map may cost, per term.
 const CONTAINER_NANOS_PER_TERM: u64 = 100;
 
+/// A map estimated to cost less than this is made without a look at the
+/// clock: about what a map of 1,024 terms was given before its keys were
+/// counted.
+const MAP_NANOS_UNCHECKED: u64 = 100_000;
+
 /// What copying a byte into a fresh binary may cost, page faults included.
 const COPY_NANOS_PER_BYTE: u64 = 1;
 
@@ -300,6 +305,16 @@ impl Timeslice {
             return Ok(());
         }
         self.afford(terms as u64 * CONTAINER_NANOS_PER_TERM)
+    }
+
+    /// Whether a map estimated to take `nanos` (`pace::map_nanos` and
+    /// `map_put_nanos`), made in one call or in puts that cannot stop,
+    /// still ends within the hard limit; a small one always does.
+    pub fn afford_map(&self, nanos: u64) -> Result<(), OutOfTime> {
+        if nanos < MAP_NANOS_UNCHECKED {
+            return Ok(());
+        }
+        self.afford(nanos)
     }
 
     /// Whether a copy of `bytes` bytes into a new binary, which cannot stop
