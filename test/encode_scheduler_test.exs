@@ -33,6 +33,10 @@ defmodule McpFramer.EncodeSchedulerTest do
       {"a map of 200,000 mixed keys, strict",
        Map.new(1..200_000, &if(rem(&1, 2) == 0, do: {&1, 1}, else: {"k#{&1}", 2})),
        [maps: :strict]},
+      # A key is checked for a repeat by hashing a copy of it: a long one
+      # only if the call can afford it.
+      {"a map of a 1 MB key and an atom key, strict",
+       %{:binary.copy("k", 1_000_000) => 1, :a => 2}, [maps: :strict]},
       {"a million nested lists", Enum.reduce(1..1_000_000, [], fn _, inner -> [inner] end), []},
       {"4,000 integers of 1,000 digits", List.duplicate(7 * 10 ** 999 + 1, 4000), []},
       {"a date in a large term", [tools_list(2 * @mib), ~D[2024-01-02]], []},
