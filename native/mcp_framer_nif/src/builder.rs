@@ -35,6 +35,14 @@ mod atoms {
     }
 }
 
+/// A map this small is made without an estimate of its cost: with up to
+/// 32 pairs whose keys hold under 4 KiB, `pace::map_put_nanos` is under
+/// 30 us, well below what `Timeslice::afford_map` checks. Every object of
+/// a document without keys of [`SUB_BINARY_MIN`] bytes or more is, up to
+/// 32 pairs.
+const SMALL_MAP_PAIRS: usize = 32;
+const SMALL_MAP_KEY_BYTES: usize = 4096;
+
 /// Makes the terms of one document; with `ATOM_KEYS`, its keys become
 /// atoms, else binaries, a choice made once per document so that a
 /// framer of binary keys pays nothing for atoms.
@@ -48,9 +56,11 @@ pub struct TermBuilder<'a, 'd, const ATOM_KEYS: bool> {
     pub limits: Option<&'d Timeslice>,
     pub key_table: &'d mut KeyTable,
     pub stack: &'d mut Vec<ErlNifTerm>,
-    /// The bytes of the binary keys of each object open, innermost last:
-    /// what its map's hashing or sorting may cost.
-    pub key_bytes: &'d mut Vec<usize>,
+    /// The bytes of the document's binary keys of [`SUB_BINARY_MIN`] bytes
+    /// or more so far: with each object's count of pairs, a bound on what
+    /// hashing or sorting its keys may cost, kept for long keys alone so
+    /// that short ones cost nothing.
+    pub long_key_bytes: usize,
     /// Where an object's keys and values are gathered to make its map.
     pub map_keys: &'d mut Vec<ErlNifTerm>,
     pub map_values: &'d mut Vec<ErlNifTerm>,
@@ -92,22 +102,22 @@ impl<'a, const ATOM_KEYS: bool> TermBuilder<'a, '_, ATOM_KEYS> {
         }
     }
 
-    /// A string's copy. A long one, under limits, is made in steps, each
-    /// only if the call can afford it: into memory not yet touched, a
-    /// mebibyte's copy took up to 4.6 ms on a busy host, which no pace
-    /// of the parse foresees.
     fn copy(&self, bytes: &[u8]) -> Result<ErlNifTerm, Stop> {
+        terms::copy(self.env, bytes).ok_or(Stop::NoMemory)
+    }
+
+    /// A long string's copy, made a step at a time, each only if the call
+    /// can afford it: into memory not yet touched, a mebibyte's copy took
+    /// up to 4.6 ms on a busy host, which no pace of the parse foresees.
+    #[cold]
+    #[inline(never)]
+    fn copy_in_steps(&self, bytes: &[u8], time: &Timeslice) -> Result<ErlNifTerm, Stop> {
         let step = timeslice::COPY_STEP;
-        match self.limits {
-            Some(time) if bytes.len() > step.get() => {
-                let more = || time.afford_copy(step.get()).is_ok();
-                terms::copy_in_steps(self.env, bytes, step, more).map_err(|unmade| match unmade {
-                    Unmade::NoMemory => Stop::NoMemory,
-                    Unmade::Stopped => Stop::Dirty,
-                })
-            }
-            _ => terms::copy(self.env, bytes).ok_or(Stop::NoMemory),
-        }
+        let more = || time.afford_copy(step.get()).is_ok();
+        terms::copy_in_steps(self.env, bytes, step, more).map_err(|unmade| match unmade {
+            Unmade::NoMemory => Stop::NoMemory,
+            Unmade::Stopped => Stop::Dirty,
+        })
     }
 
     fn text(&self, text: Text<'a, '_>) -> Result<ErlNifTerm, Stop> {
@@ -124,7 +134,15 @@ impl<'a, const ATOM_KEYS: bool> TermBuilder<'a, '_, ATOM_KEYS> {
                     .map_err(|_| Stop::Broken)?;
                 Ok(binary.to_term(self.env).as_c_arg())
             }
-            text => self.copy(text.as_str().as_bytes()),
+            text => {
+                let bytes = text.as_str().as_bytes();
+                match self.limits {
+                    Some(time) if bytes.len() > timeslice::COPY_STEP.get() => {
+                        self.copy_in_steps(bytes, time)
+                    }
+                    _ => self.copy(bytes),
+                }
+            }
         }
     }
 
@@ -240,10 +258,8 @@ impl<'a, const ATOM_KEYS: bool> Builder<'a> for TermBuilder<'a, '_, ATOM_KEYS> {
             return self.atom_key(text.as_str());
         }
         let key = text.as_str().as_bytes();
-        if let Some(bytes) = self.key_bytes.last_mut() {
-            *bytes += key.len();
-        }
         if key.len() >= SUB_BINARY_MIN {
+            self.long_key_bytes = self.long_key_bytes.saturating_add(key.len());
             return self.string(text);
         }
         let term = match self.key_table.get(key) {
@@ -287,12 +303,10 @@ impl<'a, const ATOM_KEYS: bool> Builder<'a> for TermBuilder<'a, '_, ATOM_KEYS> {
     }
 
     fn begin_object(&mut self) -> Result<(), Stop> {
-        self.key_bytes.push(0);
         self.charge(1)
     }
 
     fn end_object(&mut self, count: usize) -> Result<(), Stop> {
-        let key_bytes = self.key_bytes.pop().ok_or(Stop::Broken)?;
         if self.keys == Keys::Pairs {
             return self.collapse(2 * count, |builder, from| {
                 let pairs = terms::list(builder.env, &builder.stack[from..]).ok_or(Stop::Broken)?;
@@ -301,9 +315,13 @@ impl<'a, const ATOM_KEYS: bool> Builder<'a> for TermBuilder<'a, '_, ATOM_KEYS> {
             });
         }
         // The map is made in one call that cannot stop, which hashes or
-        // sorts the keys, and made again a pair at a time if one repeats.
-        let afford_map = |limits: Option<&Timeslice>, nanos: fn(usize, usize) -> u64| {
-            limits.map_or(Ok(()), |time| time.afford_map(nanos(count, key_bytes)))
+        // sorts the keys, and made again a pair at a time if one repeats:
+        // a map of many pairs or long keys only if the call can afford it.
+        let key_bytes = (count * SUB_BINARY_MIN).saturating_add(self.long_key_bytes);
+        let small = count <= SMALL_MAP_PAIRS && key_bytes < SMALL_MAP_KEY_BYTES;
+        let afford_map = |limits: Option<&Timeslice>, nanos: fn(usize, usize) -> u64| match limits {
+            Some(time) if !small => time.afford_map(nanos(count, key_bytes)),
+            _ => Ok(()),
         };
         afford_map(self.limits, pace::map_nanos)?;
         self.collapse(2 * count, |builder, from| {

@@ -68,7 +68,6 @@ pub enum Item<'a> {
 pub struct Decoder {
     parser: Parser,
     stack: Vec<ErlNifTerm>,
-    key_bytes: Vec<usize>,
     map_keys: Vec<ErlNifTerm>,
     map_values: Vec<ErlNifTerm>,
     pending: Vec<PendingKey>,
@@ -84,7 +83,6 @@ impl Default for Decoder {
         Decoder {
             parser: Parser::default(),
             stack: Vec::new(),
-            key_bytes: Vec::new(),
             map_keys: Vec::new(),
             map_values: Vec::new(),
             pending: Vec::new(),
@@ -225,8 +223,6 @@ impl<'d, 'a> Session<'d, 'a> {
         }
         decoder.pending.clear();
         decoder.pending.shrink_to(KEEP_TERMS);
-        decoder.key_bytes.clear();
-        decoder.key_bytes.shrink_to(KEEP_TERMS);
         decoder.names.clear();
         decoder.names.shrink_to(Parser::KEEP_BYTES);
         decoded
@@ -250,7 +246,7 @@ fn parse<'a, const ATOM_KEYS: bool>(
         limits,
         key_table: &mut decoder.key_table,
         stack: &mut decoder.stack,
-        key_bytes: &mut decoder.key_bytes,
+        long_key_bytes: 0,
         map_keys: &mut decoder.map_keys,
         map_values: &mut decoder.map_values,
         pending: &mut decoder.pending,
