@@ -106,6 +106,20 @@ defmodule McpFramer.EncodeSchedulerTest do
     assert_fair(&jobs/0, &run/1)
   end
 
+  # Iodata refers to each long string without escapes: a list of a part
+  # of the text and a string for each, made in one go once the walk is
+  # done, so only if the call can afford it.
+  test "iodata of thousands of strings referred to, many in a row" do
+    strings = fn count -> for i <- 1..count, do: :binary.copy(<<rem(i, 26) + ?a>>, 1024) end
+
+    assert_fair(
+      fn -> for count <- [1000, 3000, 5000], _ <- 1..4, do: strings.(count) end,
+      fn terms ->
+        for term <- terms, do: true = IO.iodata_length(JSON.encode_to_iodata!(term)) > 0
+      end
+    )
+  end
+
   # JSON text given to McpFramer.JSON.Formatter, as iodata and binaries:
   # a large text, laid out and minimized; one with its whitespace; and
   # one just under what a normal scheduler's call takes (64 KiB).
