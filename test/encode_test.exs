@@ -459,6 +459,26 @@ defmodule McpFramer.EncodeTest do
       assert IO.iodata_to_binary(JSON.encode_to_iodata!(term)) == encode!(term)
     end
 
+    # A text over 32 KiB is copied into its binary a step at a time, the
+    # strings referred to included: whole, in order, at every length
+    # around a step's end, in every form.
+    test "long texts are written whole, in every form" do
+      for size <- [32_760, 32_761, 32_762, 65_530, 100_000],
+          term <- [[String.duplicate("a\n", div(size, 2))], [String.duplicate("b", size), "c\n"]] do
+        [text | rest] = term
+        escaped = String.replace(text, "\n", "\\n")
+
+        expected =
+          ~s([") <>
+            escaped <>
+            Enum.map_join(rest, &(~s(",") <> String.replace(&1, "\n", "\\n"))) <> ~s("])
+
+        assert encode!(term) == expected
+        assert IO.iodata_to_binary(JSON.encode_to_iodata!(term)) == expected
+        assert IO.iodata_to_binary(JSON.encode_line!(term)) == expected <> "\n"
+      end
+    end
+
     test "encode_line/2 is the text and a newline, and the text holds no other newline" do
       term = %{"text" => "line one\nline two\r\n" <> String.duplicate("y", 5000)}
       {:ok, line} = JSON.encode_line(term)

@@ -114,7 +114,7 @@ impl<'a, const ATOM_KEYS: bool> TermBuilder<'a, '_, ATOM_KEYS> {
     fn copy_in_steps(&self, bytes: &[u8], time: &Timeslice) -> Result<ErlNifTerm, Stop> {
         let step = timeslice::COPY_STEP;
         let more = || time.afford_copy(step.get()).is_ok();
-        terms::copy_in_steps(self.env, bytes, step, more).map_err(|unmade| match unmade {
+        terms::copy_in_steps(self.env, &[bytes], step, more).map_err(|unmade| match unmade {
             Unmade::NoMemory => Stop::NoMemory,
             Unmade::Stopped => Stop::Dirty,
         })

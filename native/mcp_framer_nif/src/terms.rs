@@ -34,25 +34,26 @@ pub enum Unmade {
     Stopped,
 }
 
-/// A copy of `bytes` in a binary of its own, written `step` bytes at a
-/// time: after each step it goes on only while `more()`, and a copy that
-/// stops frees what it had made.
+/// A copy of `segments`, one after another, in a binary of its own,
+/// written `step` bytes at a time: after each step it goes on only while
+/// `more()`, and a copy that stops frees what it had made.
 pub fn copy_in_steps(
     env: Env<'_>,
-    bytes: &[u8],
+    segments: &[&[u8]],
     step: NonZeroUsize,
     more: impl FnMut() -> bool,
 ) -> Result<ErlNifTerm, Unmade> {
+    let size = segments.iter().map(|segment| segment.len()).sum();
     let mut binary = MaybeUninit::<ErlNifBinary>::uninit();
-    // SAFETY: a binary of `bytes.len()` bytes is written through `data`
-    // only within that length, and released unless it becomes a term.
+    // SAFETY: a binary of `size` bytes is written through `data` only
+    // within that length, and released unless it becomes a term.
     unsafe {
-        if enif_alloc_binary(bytes.len(), binary.as_mut_ptr()) == 0 {
+        if enif_alloc_binary(size, binary.as_mut_ptr()) == 0 {
             return Err(Unmade::NoMemory);
         }
         let mut binary = binary.assume_init();
         let to = std::slice::from_raw_parts_mut(binary.data, binary.size);
-        if copy_pieces(std::iter::once(bytes), 0, to, step, more) < bytes.len() {
+        if copy_pieces(segments.iter().copied(), 0, to, step, more) < size {
             enif_release_binary(&mut binary);
             return Err(Unmade::Stopped);
         }

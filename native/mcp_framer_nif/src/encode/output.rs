@@ -1,7 +1,8 @@
 //! The text a walk wrote, as the term its form asks for: one binary, or
 //! iodata in which the strings the walk referenced are their own binaries.
 
-use crate::terms;
+use crate::terms::{self, Unmade};
+use crate::timeslice::COPY_STEP;
 use rustler::sys::{enif_make_sub_binary, ErlNifTerm};
 use rustler::{Binary, Env, Term};
 
@@ -14,21 +15,22 @@ pub fn copy_nanos(bytes: usize) -> u64 {
 /// alone, or a list of parts of it with each piece's binary at its place.
 /// A piece is a long string without escapes, which the walk left out of
 /// `out`: in iodata it stays the term's own binary, and into one binary it
-/// is copied once, straight from the term. `None` if the BEAM is out of
-/// memory.
+/// is copied once, straight from the term. Given `more`, a long copy is
+/// made in steps, going on after each only while `more()`.
 pub fn make(
     env: Env<'_>,
     out: &[u8],
     pieces: &[(usize, ErlNifTerm)],
     whole: bool,
-) -> Option<ErlNifTerm> {
+    more: Option<&dyn Fn() -> bool>,
+) -> Result<ErlNifTerm, Unmade> {
     if whole && !pieces.is_empty() {
-        return join(env, out, pieces);
+        return join(env, out, pieces, more);
     }
     let raw = env.as_c_arg();
-    let binary = copy(env, &[out])?;
+    let binary = copy(env, &[out], more)?;
     if pieces.is_empty() {
-        return Some(binary);
+        return Ok(binary);
     }
     let mut parts = Vec::with_capacity(2 * pieces.len() + 1);
     let mut from = 0;
@@ -47,11 +49,16 @@ pub fn make(
             parts.push(enif_make_sub_binary(raw, binary, from, out.len() - from));
         }
     }
-    terms::list(env, &parts)
+    terms::list(env, &parts).ok_or(Unmade::NoMemory)
 }
 
 /// `out` with each piece's bytes at its place, in one binary.
-fn join(env: Env<'_>, out: &[u8], pieces: &[(usize, ErlNifTerm)]) -> Option<ErlNifTerm> {
+fn join(
+    env: Env<'_>,
+    out: &[u8],
+    pieces: &[(usize, ErlNifTerm)],
+    more: Option<&dyn Fn() -> bool>,
+) -> Result<ErlNifTerm, Unmade> {
     let mut segments = Vec::with_capacity(2 * pieces.len() + 1);
     let mut from = 0;
     for &(at, term) in pieces {
@@ -61,26 +68,35 @@ fn join(env: Env<'_>, out: &[u8], pieces: &[(usize, ErlNifTerm)]) -> Option<ErlN
         segments.push(
             unsafe { Term::new(env, term) }
                 .decode::<Binary>()
-                .ok()?
+                .map_err(|_| Unmade::NoMemory)?
                 .as_slice(),
         );
         from = at;
     }
     segments.push(&out[from..]);
-    copy(env, &segments)
+    copy(env, &segments, more)
 }
 
-/// A new binary of `segments`, one after another.
-fn copy(env: Env<'_>, segments: &[&[u8]]) -> Option<ErlNifTerm> {
+/// A new binary of `segments`, one after another; in steps, given `more`,
+/// if it is long.
+fn copy(
+    env: Env<'_>,
+    segments: &[&[u8]],
+    more: Option<&dyn Fn() -> bool>,
+) -> Result<ErlNifTerm, Unmade> {
     let size = segments.iter().map(|segment| segment.len()).sum();
+    if let Some(more) = more.filter(|_| size > COPY_STEP.get()) {
+        return terms::copy_in_steps(env, segments, COPY_STEP, more);
+    }
     // SAFETY: `fill` is given room for exactly `size` bytes, the segments'
     // total, and copies each after the one before.
-    unsafe {
+    let made = unsafe {
         terms::new_binary(env, size, |mut data| {
             for segment in segments {
                 std::ptr::copy_nonoverlapping(segment.as_ptr(), data, segment.len());
                 data = data.add(segment.len());
             }
         })
-    }
+    };
+    made.ok_or(Unmade::NoMemory)
 }
