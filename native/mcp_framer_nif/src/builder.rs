@@ -112,9 +112,9 @@ impl<'a, const ATOM_KEYS: bool> TermBuilder<'a, '_, ATOM_KEYS> {
     #[cold]
     #[inline(never)]
     fn copy_in_steps(&self, bytes: &[u8], time: &Timeslice) -> Result<ErlNifTerm, Stop> {
-        let step = timeslice::COPY_STEP;
-        let more = || time.afford_copy(step.get()).is_ok();
-        terms::copy_in_steps(self.env, &[bytes], step, more).map_err(|unmade| match unmade {
+        let more = || time.afford_copy_step();
+        let copy = terms::copy_in_steps(self.env, &[bytes], timeslice::COPY_STEP, more);
+        copy.map_err(|unmade| match unmade {
             Unmade::NoMemory => Stop::NoMemory,
             Unmade::Stopped => Stop::Dirty,
         })

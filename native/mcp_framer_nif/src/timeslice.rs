@@ -317,6 +317,12 @@ impl Timeslice {
         self.afford(nanos)
     }
 
+    /// Whether a copy made in steps of [`COPY_STEP`] may take one more:
+    /// what a long string's copy, or an encoded text's, goes on while.
+    pub fn afford_copy_step(&self) -> bool {
+        self.afford_copy(COPY_STEP.get()).is_ok()
+    }
+
     /// Whether a copy of `bytes` bytes into a new binary, which cannot stop
     /// once started, still ends within the hard limit.
     pub fn afford_copy(&self, bytes: usize) -> Result<(), OutOfTime> {

@@ -2,7 +2,7 @@
 //! iodata in which the strings the walk referenced are their own binaries.
 
 use crate::terms::{self, Unmade};
-use crate::timeslice::COPY_STEP;
+use crate::timeslice::{Timeslice, COPY_STEP};
 use rustler::sys::{enif_make_sub_binary, ErlNifTerm};
 use rustler::{Binary, Env, Term};
 
@@ -15,20 +15,20 @@ pub fn copy_nanos(bytes: usize) -> u64 {
 /// alone, or a list of parts of it with each piece's binary at its place.
 /// A piece is a long string without escapes, which the walk left out of
 /// `out`: in iodata it stays the term's own binary, and into one binary it
-/// is copied once, straight from the term. Given `more`, a long copy is
-/// made in steps, going on after each only while `more()`.
+/// is copied once, straight from the term. Under `time`, a long copy is
+/// made in steps, each only if the call can afford it.
 pub fn make(
     env: Env<'_>,
     out: &[u8],
     pieces: &[(usize, ErlNifTerm)],
     whole: bool,
-    more: Option<&dyn Fn() -> bool>,
+    time: Option<&Timeslice>,
 ) -> Result<ErlNifTerm, Unmade> {
     if whole && !pieces.is_empty() {
-        return join(env, out, pieces, more);
+        return join(env, out, pieces, time);
     }
     let raw = env.as_c_arg();
-    let binary = copy(env, &[out], more)?;
+    let binary = copy(env, &[out], time)?;
     if pieces.is_empty() {
         return Ok(binary);
     }
@@ -57,7 +57,7 @@ fn join(
     env: Env<'_>,
     out: &[u8],
     pieces: &[(usize, ErlNifTerm)],
-    more: Option<&dyn Fn() -> bool>,
+    time: Option<&Timeslice>,
 ) -> Result<ErlNifTerm, Unmade> {
     let mut segments = Vec::with_capacity(2 * pieces.len() + 1);
     let mut from = 0;
@@ -74,19 +74,15 @@ fn join(
         from = at;
     }
     segments.push(&out[from..]);
-    copy(env, &segments, more)
+    copy(env, &segments, time)
 }
 
-/// A new binary of `segments`, one after another; in steps, given `more`,
+/// A new binary of `segments`, one after another; in steps, under `time`,
 /// if it is long.
-fn copy(
-    env: Env<'_>,
-    segments: &[&[u8]],
-    more: Option<&dyn Fn() -> bool>,
-) -> Result<ErlNifTerm, Unmade> {
+fn copy(env: Env<'_>, segments: &[&[u8]], time: Option<&Timeslice>) -> Result<ErlNifTerm, Unmade> {
     let size = segments.iter().map(|segment| segment.len()).sum();
-    if let Some(more) = more.filter(|_| size > COPY_STEP.get()) {
-        return terms::copy_in_steps(env, segments, COPY_STEP, more);
+    if let Some(time) = time.filter(|_| size > COPY_STEP.get()) {
+        return terms::copy_in_steps(env, segments, COPY_STEP, || time.afford_copy_step());
     }
     // SAFETY: `fill` is given room for exactly `size` bytes, the segments'
     // total, and copies each after the one before.

@@ -11,7 +11,7 @@ use super::output;
 use super::texts;
 use super::{Form, Options};
 use crate::terms::Unmade;
-use crate::timeslice::{OutOfTime, Timeslice, COPY_STEP};
+use crate::timeslice::{OutOfTime, Timeslice};
 use mcp_framer_core::encode::{self, WriteError};
 use rustler::sys::{
     enif_get_double, enif_get_int64, enif_get_list_cell, enif_get_map_size, enif_get_tuple,
@@ -443,12 +443,8 @@ impl<'a, 'b> Walker<'a, 'b> {
         }
         // The copy is made in steps, each only if the call can afford it:
         // into memory not yet touched it may take 4 ns a byte, not 1.
-        let more = self
-            .time
-            .map(|time| move || time.afford_copy(COPY_STEP.get()).is_ok());
-        let more = more.as_ref().map(|more| more as &dyn Fn() -> bool);
         let Buffers { out, pieces, .. } = &*self.buffers;
-        output::make(self.env, out, pieces, whole, more).map_err(|unmade| match unmade {
+        output::make(self.env, out, pieces, whole, self.time).map_err(|unmade| match unmade {
             Unmade::NoMemory => Stop::Invalid(Invalid::NoMemory(copied)),
             Unmade::Stopped => Stop::Dirty,
         })
