@@ -131,8 +131,8 @@ defmodule McpFramer do
   work than its size predicts), so a process that feeds many chunks in a
   row is preempted like any other. Each byte fed is
   searched for newlines once, apart from the start of a chunk that
-  completes a message of over 256 KiB held, searched again up to its
-  newline for each slice of the message copied.
+  completes a message of over 256 KiB from held bytes, searched again up
+  to its newline for each slice of the message copied.
   """
 
   alias McpFramer.{Native, Preempted}

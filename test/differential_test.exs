@@ -27,9 +27,9 @@ defmodule McpFramer.DifferentialTest do
     end)
   end
 
-  # Over 1 MiB of held bytes are copied into the message a slice per call:
-  # the chunk that completes it stops at its first newline and is fed
-  # again until the copy is done.
+  # A message of over 256 KiB made from held bytes is copied into place a
+  # slice per call: the chunk that completes it stops at its first newline
+  # and is fed again until the copy is done.
   test "a message copied over several calls agrees with the baseline, and what follows it" do
     pieces = for n <- 1..80, do: :binary.copy(<<?a + rem(n, 26)>>, 65_536)
     assert IO.iodata_length(pieces) > 4 * 1024 * 1024
@@ -38,10 +38,10 @@ defmodule McpFramer.DifferentialTest do
     compare(McpFramer.new(), PureFramer.new(), chunks, "80 chunks of 64 KiB, then a short one")
   end
 
-  # The copy goes 128 KiB at a time and stops after a quarter of a
-  # millisecond of copying, as it often does on fresh memory: wherever it
-  # stops, in a gathered piece or a referenced one, the next call goes on
-  # from there. (copy_pieces in the core crate is tested for every stop.)
+  # The copy goes 32 KiB at a time and stops once the call has run 300 µs,
+  # as it often does on fresh memory: wherever it stops, in a gathered
+  # piece or a referenced one, the next call goes on from there.
+  # (copy_pieces in the core crate is tested for every stop.)
   test "messages of 1-3 MiB copied in steps over pieces of every size agree with the baseline" do
     run_cases(4, 2, fn ->
       lines =

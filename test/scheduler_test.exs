@@ -101,6 +101,45 @@ defmodule McpFramer.SchedulerTest do
     )
   end
 
+  # A copy's time on fresh memory varies too much to watch for, so what a
+  # call may copy into a message made from held bytes is bounded by size
+  # (timeslice.rs's COPY_SLICE, 256 KiB), the completing chunk's tail
+  # included, and the calls are counted: a message of n bytes takes at
+  # least n / 256 KiB of them. The held bytes are referenced chunks, or
+  # short pieces gathered into one buffer.
+  test "a call copies at most 256 KiB into a message made from held bytes, its tail included" do
+    kib = 1024
+    tail = :binary.copy("t", 255 * kib) <> "\n"
+
+    for {held, shape} <- [
+          {for(i <- 1..4, do: :binary.copy(<<?a + i>>, 64 * kib)), "256 KiB in 4 chunks"},
+          {for(i <- 1..5, do: :binary.copy(<<?a + i>>, 60 * kib)), "300 KiB in 5 chunks"},
+          {for(i <- 1..63, do: :binary.copy(<<?a + rem(i, 26)>>, 1000)), "63 KB gathered"}
+        ] do
+      framer = feed_all(McpFramer.new(), held)
+      {{:ok, [message], _}, calls} = count_feed_calls(fn -> McpFramer.feed(framer, tail) end)
+
+      assert message == IO.iodata_to_binary([held, binary_part(tail, 0, 255 * kib)]), shape
+      least = div(byte_size(message) + 256 * kib - 1, 256 * kib)
+      assert calls >= least, "#{shape}: #{calls} calls, at least #{least} expected"
+    end
+  end
+
+  # What `fun` returns, and how many times the NIF's feed was called
+  # meanwhile (this module's tests run alone: it is not async).
+  defp count_feed_calls(fun) do
+    mfa = {McpFramer.Native, :feed, 3}
+    :erlang.trace_pattern(mfa, true, [:call_count])
+
+    try do
+      result = fun.()
+      {:call_count, calls} = :erlang.trace_info(mfa, :call_count)
+      {result, calls}
+    after
+      :erlang.trace_pattern(mfa, false, [:call_count])
+    end
+  end
+
   defp feed_collect(framer, chunks) do
     Enum.flat_map_reduce(chunks, framer, fn chunk, framer ->
       {:ok, messages, framer} = McpFramer.feed(framer, chunk)

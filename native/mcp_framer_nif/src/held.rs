@@ -15,8 +15,9 @@
 //! When the message completes, the pieces, the gathered bytes and the
 //! chunk's tail are copied once into a binary of exactly the message's
 //! size; a message with no pieces is written into the gather buffer, which
-//! is then trimmed to size. So a message keeps alive no more than itself,
-//! and a framer no more than its held bytes, one chunk and `SLACK`.
+//! is then trimmed to size, unless it is long enough to be assembled over
+//! several calls. So a message keeps alive no more than itself, and a
+//! framer no more than its held bytes, one chunk and `SLACK`.
 //!
 //! Every allocation may fail without harm: `push` reports it, and the
 //! caller discards the message as if it were oversized.
@@ -119,10 +120,14 @@ impl HeldBytes {
         self.in_pieces + self.gathered
     }
 
-    /// Copies up to `slice` more of the first `held` held bytes into the
-    /// message of `size` bytes being assembled, so that a large message is
-    /// built over several short calls; true once all of them are there.
-    /// After each `step` bytes, the copy goes on only while `more()`.
+    /// Copies more of the first `held` held bytes into the message of
+    /// `size` bytes being assembled, so that a large message is built over
+    /// several short calls, each copying at most `slice` bytes. True once
+    /// they are all there and the tail, the `size - held` bytes that
+    /// `take_message` copies last, fits in what is left of this call's
+    /// `slice` (or this call copied nothing, so that the message always
+    /// completes). After each `step` bytes, the copy goes on only while
+    /// `more()`.
     pub fn assemble_some(
         &mut self,
         held: usize,
@@ -140,9 +145,10 @@ impl HeldBytes {
         };
         let until = held.min(copied.saturating_add(slice));
         let target = &mut message.as_mut_slice()[copied..until];
-        let copied = copied + self.copy_held(copied, target, step, more);
+        let now = self.copy_held(copied, target, step, more);
+        let copied = copied + now;
         self.assembly = Some((message, copied));
-        Ok(copied == held)
+        Ok(copied == held && (now == 0 || now + (size - held) <= slice))
     }
 
     /// The message made of the first `held` held bytes and then `tail`.
@@ -162,6 +168,9 @@ impl HeldBytes {
             self.copy_all_held(&mut message.as_mut_slice()[..held]);
             message.as_mut_slice()[held..].copy_from_slice(tail);
             message.into()
+        } else if let Some(mut message) = self.take_assembled(held, size) {
+            message.as_mut_slice()[held..].copy_from_slice(tail);
+            message.release(env)
         } else if self.pieces.is_empty() {
             // The gather buffer becomes the message: one copy of each byte.
             let mut gather = self.gather.take().ok_or(FramerError::HeldMismatch)?;
@@ -172,19 +181,25 @@ impl HeldBytes {
             gather.as_mut_slice()[held..].copy_from_slice(tail);
             gather.release(env)
         } else {
-            let mut message = match self.assembly.take() {
-                Some((message, copied)) if message.len() == size && copied == held => message,
-                _ => {
-                    let mut message = alloc(size).map_err(|_| FramerError::OutOfMemory)?;
-                    self.copy_all_held(&mut message.as_mut_slice()[..held]);
-                    message
-                }
-            };
+            let mut message = alloc(size).map_err(|_| FramerError::OutOfMemory)?;
+            self.copy_all_held(&mut message.as_mut_slice()[..held]);
             message.as_mut_slice()[held..].copy_from_slice(tail);
             message.release(env)
         };
         self.clear();
         Ok(message)
+    }
+
+    /// The message of `size` bytes that `assemble_some` built, once its
+    /// first `held` bytes are all there.
+    fn take_assembled(&mut self, held: usize, size: usize) -> Option<OwnedBinary> {
+        match self.assembly.take() {
+            Some((message, copied)) if message.len() == size && copied == held => Some(message),
+            other => {
+                self.assembly = other;
+                None
+            }
+        }
     }
 
     /// Forgets the held bytes and lets go of their binaries.

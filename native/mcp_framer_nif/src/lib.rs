@@ -211,7 +211,7 @@ fn frame<'a>(
                     .get(..end)
                     .ok_or(FramerError::HeldMismatch)?;
                 time.start_clock();
-                if time.copies_in_slices(n) {
+                if time.copies_in_slices(n + end) {
                     let more = || time.copy_more();
                     let step = timeslice::COPY_STEP;
                     if !held.assemble_some(n, n + end, timeslice::COPY_SLICE, step, more)? {

@@ -14,8 +14,9 @@
 //!   so is a long document as soon as its pace shows it would get there.
 //! * A call also stops after a number of messages (see
 //!   [`Timeslice::max_messages`]), searches at most [`SEARCH_SLICE`] bytes
-//!   of its chunk, and copies at most [`COPY_SLICE`] bytes of a large
-//!   message's held bytes, looking at the clock every [`COPY_STEP`].
+//!   of its chunk, and copies at most [`COPY_SLICE`] bytes into a large
+//!   message made from held bytes, looking at the clock every
+//!   [`COPY_STEP`].
 //! * The clock starts only for work whose time a byte count does not
 //!   predict: a large chunk, a copy of held bytes, a long document, and
 //!   whatever work asks for more time than it was given (the parser's fuel,
@@ -56,10 +57,11 @@ pub const DECODE_NORMAL_MAX: usize = 1024 * 1024;
 /// hold ran at 1-2.5 GB/s on a busy host, a millisecond a MiB.
 pub const SEARCH_SLICE: usize = 256 * 1024;
 
-/// A message that completes with more held bytes than this is copied into
-/// place over several calls, at most this many bytes each. Copying into
-/// memory not yet touched ran at 0.3-1.3 GB/s on a busy host (a page
-/// fault every 4 KiB), so a copy made in one go stays this short.
+/// A message longer than this that completes from held bytes is copied
+/// into place over several calls, at most this many bytes each, the
+/// chunk's tail included. Copying into memory not yet touched ran at
+/// 0.3-1.3 GB/s on a busy host (a page fault every 4 KiB), so a copy made
+/// in one go stays this short.
 pub const COPY_SLICE: usize = 256 * 1024;
 
 /// A sliced copy looks at the clock after every step of this size.
@@ -224,10 +226,10 @@ impl Timeslice {
         (self.scheduler == Scheduler::Normal).then_some(self)
     }
 
-    /// Whether a message that completes with `held` bytes is copied in
-    /// slices, over several calls.
-    pub fn copies_in_slices(&self, held: usize) -> bool {
-        self.scheduler == Scheduler::Normal && held > COPY_SLICE
+    /// Whether a message of `size` bytes that completes from held bytes is
+    /// copied in slices, over several calls.
+    pub fn copies_in_slices(&self, size: usize) -> bool {
+        self.scheduler == Scheduler::Normal && size > COPY_SLICE
     }
 
     /// Starts the clock, if it has not started: the work about to begin is
