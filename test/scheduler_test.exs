@@ -129,11 +129,12 @@ defmodule McpFramer.SchedulerTest do
   # meanwhile (this module's tests run alone: it is not async).
   defp count_feed_calls(fun) do
     mfa = {McpFramer.Native, :feed, 3}
-    :erlang.trace_pattern(mfa, true, [:call_count])
+    1 = :erlang.trace_pattern(mfa, true, [:call_count])
 
     try do
       result = fun.()
       {:call_count, calls} = :erlang.trace_info(mfa, :call_count)
+      true = is_integer(calls)
       {result, calls}
     after
       :erlang.trace_pattern(mfa, false, [:call_count])

@@ -14,10 +14,11 @@
 //!
 //! When the message completes, the pieces, the gathered bytes and the
 //! chunk's tail are copied once into a binary of exactly the message's
-//! size; a message with no pieces is written into the gather buffer, which
-//! is then trimmed to size, unless it is long enough to be assembled over
+//! size; a message with no pieces is written into the gather buffer,
+//! resized to the message, unless it is long enough to be assembled over
 //! several calls. So a message keeps alive no more than itself, and a
-//! framer no more than its held bytes, one chunk and `SLACK`.
+//! framer between feeds no more than its held bytes, one chunk and
+//! `SLACK` (within a feed, also the message being assembled).
 //!
 //! Every allocation may fail without harm: `push` reports it, and the
 //! caller discards the message as if it were oversized.
@@ -125,9 +126,9 @@ impl HeldBytes {
     /// several short calls, each copying at most `slice` bytes. True once
     /// they are all there and the tail, the `size - held` bytes that
     /// `take_message` copies last, fits in what is left of this call's
-    /// `slice` (or this call copied nothing, so that the message always
-    /// completes). After each `step` bytes, the copy goes on only while
-    /// `more()`.
+    /// `slice`, or this call copied nothing: the caller's tail is never
+    /// longer than a slice, and the message always completes. After each
+    /// `step` bytes, the copy goes on only while `more()`.
     pub fn assemble_some(
         &mut self,
         held: usize,

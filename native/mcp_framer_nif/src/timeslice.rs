@@ -64,6 +64,10 @@ pub const SEARCH_SLICE: usize = 256 * 1024;
 /// in one go stays this short.
 pub const COPY_SLICE: usize = 256 * 1024;
 
+// A message's tail is in the part of its chunk a call searched, so a call
+// that copies nothing else copies at most a slice.
+const _: () = assert!(SEARCH_SLICE <= COPY_SLICE);
+
 /// A sliced copy looks at the clock after every step of this size.
 pub const COPY_STEP: NonZeroUsize = NonZeroUsize::new(32 * 1024).unwrap();
 
