@@ -17,8 +17,10 @@
 #               and pretty: true against jiffy's [:pretty] and Jason
 #               (BENCH_ONLY=...; BEAM=trixie or forky runs it in that root)
 # make matrix   make test in Debian roots with OTP 27 and 29 (.ci/matrix)
-# make compare REV=<rev>  the framing and decoding rows, now against REV,
-#               in one VM (BENCH_ONLY=... as for make bench)
+# make compare REV=<rev>  the framing, decoding and encoding rows, now
+#               against REV, in one VM (BENCH_ONLY=... as for make bench;
+#               the decoding rows' names start "decode", the encoding
+#               rows' "encode")
 # make profile  where one side's time goes on one decoding row (perf):
 #               make profile ROW="text" SIDE=mcp_framer|jiffy|json
 SHELL := /bin/bash

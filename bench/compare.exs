@@ -1,6 +1,6 @@
 # make compare REV=<git revision>: McpFramer as it is now against McpFramer
-# at REV, on make bench's framing workloads and its decoding traffic, in
-# one VM.
+# at REV, on make bench's framing workloads, its decoding traffic and its
+# encoding rows' terms, in one VM.
 #
 # Two make bench runs on a shared machine differ by more than a small
 # regression: the whole VM lands on a fast or a slow state, and the ratio
@@ -40,6 +40,7 @@ defmodule Bench.Compare do
     end
 
     decoding(module, only, rounds)
+    encoding(module, only, rounds)
   end
 
   # The decoding rows, each version framing with decode: :json.
@@ -59,6 +60,34 @@ defmodule Bench.Compare do
         print_row("decode: " <> name, bytes, times[module], times[McpFramer])
       end
     end
+  end
+
+  # The encoding rows, each version's McpFramer.JSON.encode!/1 on the same
+  # terms, which must give the same text.
+  defp encoding(module, only, rounds) do
+    rows =
+      for {{name, _, _} = row, n} <- Enum.with_index(Bench.Encoding.rows(), 101),
+          "encode #{name}" =~ only,
+          do: {n, row}
+
+    if rows != [] do
+      source = Bench.Decoding.source()
+      json = Module.concat(module, JSON)
+
+      for {n, {name, _, _} = row} <- rows do
+        terms = Bench.Encoding.terms(row, n, source)
+        bytes = Enum.reduce(terms, 0, &(byte_size(McpFramer.JSON.encode!(&1)) + &2))
+        times = interleave([json, McpFramer.JSON], &encode_all(&1, terms), rounds)
+        print_row("encode: " <> name, bytes, times[json], times[McpFramer.JSON])
+      end
+    end
+  end
+
+  # The time to encode every term, and a digest of the text, which the two
+  # versions must agree on.
+  defp encode_all(json, terms) do
+    micros = Bench.Encoding.run(&json.encode!/1, terms)
+    {micros, :erlang.phash2(Enum.map(terms, &json.encode!/1))}
   end
 
   defp decoding(module) do
