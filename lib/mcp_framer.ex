@@ -81,6 +81,11 @@ defmodule McpFramer do
       is dropped without being held. A dropped framer is freed by garbage
       collection. If the BEAM cannot allocate, the message is discarded
       like an oversized one.
+    * The NIF allocates its buffers of 4 KiB or more with the VM's
+      allocator, which `:erlang.memory(:system)` counts. Between calls
+      each scheduler thread keeps under 2.5 MiB of them for the next
+      message, however large the messages it decoded or the terms it
+      encoded were.
 
   ## Decoding
 

@@ -182,6 +182,103 @@ defmodule McpFramer.MemoryTest do
     assert left < div(used, 100), "#{left} of #{used} bytes still allocated"
   end
 
+  describe "the NIF's own memory" do
+    # The NIF allocates with enif_alloc, which the VM counts under :system.
+    # Native memory is what :system holds beyond binaries, code, ETS and
+    # atoms: the NIF's buffers, and other allocations of the VM's own.
+
+    test "memory the NIF allocates is counted by the VM, while a call runs too" do
+      # 32 MiB of strings with escapes: the encoder writes their 48 MiB of
+      # JSON text into a buffer of its own before making the binary.
+      string = :binary.copy("a\n", 512)
+      term = List.duplicate(string, 32_768)
+      before = settled_native_memory()
+      watcher = spawn_link(fn -> watch_native_memory(0) end)
+
+      text = McpFramer.JSON.encode!(term)
+
+      send(watcher, {:stop, self()})
+      assert_receive {:peak, peak}, 10_000
+      grown = peak - before
+
+      assert grown >= div(byte_size(text), 2),
+             "native memory grew by #{grown} bytes while #{byte_size(text)} bytes of JSON " <>
+               "were written"
+    end
+
+    test "between calls the NIF keeps at most 2.5 MiB a scheduler thread, whatever it decoded or encoded" do
+      threads =
+        :erlang.system_info(:schedulers_online) +
+          :erlang.system_info(:dirty_cpu_schedulers_online)
+
+      before = settled_native_memory()
+
+      # Each job grows one of the decoder's or the encoder's buffers far
+      # past what is kept of it; several at once, on several threads.
+      jobs()
+      |> Task.async_stream(& &1.(), timeout: 120_000, max_concurrency: threads)
+      |> Enum.each(fn {:ok, _} -> :ok end)
+
+      kept = settled_native_memory() - before
+      allowed = threads * round(2.5 * @mib)
+
+      assert kept <= allowed,
+             "#{threads} scheduler threads keep #{kept} bytes between calls, over #{allowed}"
+    end
+  end
+
+  defp jobs do
+    deep = 500_000
+    values = Enum.join(1..1_000_000, ",")
+    keys = Enum.map_join(1..200_000, ",", &~s("k#{&1}":#{&1}))
+    escaped = IO.iodata_to_binary([?", List.duplicate("text\\n", 500_000), ?"])
+
+    [
+      fn -> McpFramer.JSON.decode(String.duplicate("[", 2_000_000)) end,
+      fn -> McpFramer.JSON.decode("[" <> values <> "]") end,
+      fn -> McpFramer.JSON.decode("{" <> keys <> "}", duplicate_keys: :error) end,
+      fn -> McpFramer.JSON.decode(escaped) end,
+      fn ->
+        stream = McpFramer.stream([escaped, "\n", "[" <> values <> "]\n"], decode: :json)
+        Enum.count(stream)
+      end,
+      # Maps whose keys are of two kinds are checked for repeats, a set of
+      # keys for each map open.
+      fn ->
+        nested = Enum.reduce(1..deep, 0, fn n, inner -> %{"in" => inner, :n => n} end)
+        McpFramer.JSON.encode!(nested, maps: :strict)
+      end,
+      fn -> McpFramer.JSON.encode!(Map.new(1..200_000, &{"k#{&1}", &1})) end,
+      fn -> McpFramer.JSON.encode!(List.duplicate(:binary.copy("x\"", 1_000), 10_000)) end,
+      fn -> McpFramer.JSON.encode!(Enum.reduce(1..deep, [], &[&2, &1])) end
+    ]
+  end
+
+  # Polls native memory until told to stop, without a pause: polled each
+  # millisecond, a call's peak was missed on its first run in a VM.
+  # Replies with the most it saw.
+  defp watch_native_memory(peak) do
+    receive do
+      {:stop, parent} -> send(parent, {:peak, max(peak, native_memory())})
+    after
+      0 -> watch_native_memory(max(peak, native_memory()))
+    end
+  end
+
+  defp native_memory do
+    memory = :erlang.memory([:system, :binary, :code, :ets, :atom])
+    memory[:system] - memory[:binary] - memory[:code] - memory[:ets] - memory[:atom]
+  end
+
+  defp settled_native_memory(last \\ native_memory(), tries \\ 40) do
+    Process.sleep(50)
+    now = native_memory()
+
+    if abs(now - last) < 64 * @kib or tries == 0,
+      do: now,
+      else: settled_native_memory(now, tries - 1)
+  end
+
   # Messages of the given sizes, each numbered so that none repeats, and
   # where each lies in the stream ({first byte, last byte}).
   defp numbered_stream(sizes) do

@@ -3,6 +3,7 @@
 //! How long each call may run is `timeslice`'s; what a feed returns, and
 //! which replies advance a framer's generation, is `outcome`'s.
 
+mod alloc;
 mod builder;
 mod decode;
 mod decode_error;

@@ -262,9 +262,10 @@ pub struct Buffers {
     keys: texts::Keys,
 }
 
-/// Bytes and terms kept between calls; more is freed.
+/// Bytes, terms and key sets kept between calls; more is freed.
 const KEEP_BYTES: usize = 1024 * 1024;
 const KEEP_TERMS: usize = 8192;
+const KEEP_SETS: usize = 64;
 
 impl Buffers {
     pub fn clear(&mut self) {
@@ -278,6 +279,7 @@ impl Buffers {
         self.pairs.clear();
         self.pairs.shrink_to(KEEP_TERMS);
         self.seen.clear();
+        self.seen.shrink_to(KEEP_SETS);
         self.keys.clear();
     }
 }
