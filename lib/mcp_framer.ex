@@ -77,15 +77,16 @@ defmodule McpFramer do
       `Process.info(pid, :binary)` lists every shared binary a process
       holds, with its size.
     * A framer holds at most its `buffered_bytes/1`, plus the rest of the
-      chunk its partial message started in, plus 4 KiB. An oversized line
+      chunk its partial message started in, plus 4 KiB, and 64 KiB of
+      the NIF's memory for the messages of a call. An oversized line
       is dropped without being held. A dropped framer is freed by garbage
       collection. If the BEAM cannot allocate, the message is discarded
       like an oversized one.
     * The NIF allocates its buffers of 4 KiB or more with the VM's
       allocator, which `:erlang.memory(:system)` counts. Between calls
-      each scheduler thread keeps under 2.5 MiB of them for the next
-      message, however large the messages it decoded or the terms it
-      encoded were.
+      each scheduler thread, normal or dirty CPU, keeps under 2.5 MiB of
+      them for the next message, however large the messages it decoded
+      or the terms it encoded were.
 
   ## Decoding
 

@@ -129,7 +129,7 @@ defmodule McpFramer.LongSchedules do
   # The worker's trace events, newest first, until it has exited; and
   # samples of the normal schedulers' threads' waits, newest first, one
   # each time @sample_ms pass, however fast the events come.
-  defp watch(worker, events, [{_, last, _} | _] = samples) do
+  defp watch(worker, events, [{_, last, _} | _] = samples, deadline \\ nil) do
     samples =
       if now() - last >= @sample_ms * 1_000_000,
         do: [sample() | samples],
@@ -140,33 +140,29 @@ defmodule McpFramer.LongSchedules do
         {[{:out_exited, scheduler, at, info} | events], [sample() | samples]}
 
       {:trace_ts, ^worker, tag, info, scheduler, at} ->
-        watch(worker, [{tag, scheduler, at, info} | events], samples)
+        watch(worker, [{tag, scheduler, at, info} | events], samples, deadline)
     after
-      @sample_ms ->
-        if Process.alive?(worker),
-          do: watch(worker, events, samples),
-          else: last_events(worker, events, samples)
+      @sample_ms -> watch(worker, events, samples, exit_deadline(worker, deadline))
     end
   end
 
-  # The worker has exited, and the last of its trace may still be on its
-  # way: a trace message reaches the tracer some time after its event, and
-  # in the forky root (OTP 29) out_exited came after Process.alive?/1 gave
-  # false, and the watch, which then raised at once, failed one CI run.
-  # The events come; a watch that waits @exited_ms for them in vain raises
-  # rather than wait forever.
-  defp last_events(worker, events, samples) do
-    receive do
-      {:trace_ts, ^worker, :out_exited, info, scheduler, at} ->
-        {[{:out_exited, scheduler, at, info} | events], [sample() | samples]}
+  # Once the worker is found dead, the time by which its out_exited must
+  # have come. A process is no longer alive from the moment it starts to
+  # exit, its last event (out_exited) comes when it is scheduled out for
+  # the last time, and trace messages reach the tracer some time after
+  # their events: in the forky root (OTP 29) a watch that raised as soon
+  # as it found the worker dead without out_exited failed one CI run. The
+  # watch goes on, sampling as before, and raises only if out_exited has
+  # not come @exited_ms after, rather than wait forever.
+  defp exit_deadline(worker, nil) do
+    if Process.alive?(worker), do: nil, else: now() + @exited_ms * 1_000_000
+  end
 
-      {:trace_ts, ^worker, tag, info, scheduler, at} ->
-        last_events(worker, [{tag, scheduler, at, info} | events], samples)
-    after
-      @exited_ms ->
-        raise "the watched process exited #{@exited_ms} ms ago, and its trace's out_exited " <>
-                "has not come"
-    end
+  defp exit_deadline(_worker, deadline) do
+    if now() > deadline,
+      do: raise("the watched process exited #{@exited_ms} ms ago without its trace's out_exited")
+
+    deadline
   end
 
   # The schedules on normal schedulers (ids from 1; a dirty scheduler's

@@ -11,9 +11,9 @@
 //! slower (`make compare`, best runs). Such blocks are a call's small
 //! bookkeeping, freed as it ends, and buffers kept while they are small.
 //!
-//! `enif_alloc` gives blocks aligned to 8 bytes. A rarer layout aligned
-//! to more is placed inside a larger block, with the block's address kept
-//! in the word before it.
+//! `enif_alloc` gives blocks aligned to 8 bytes at least. A rarer layout
+//! aligned to more is placed inside a larger block, with the block's
+//! address kept in the word before it.
 
 use rustler::sys::{c_void, enif_alloc, enif_free, enif_realloc};
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -22,7 +22,7 @@ use std::ptr;
 /// Blocks of this many bytes or more come from `enif_alloc`.
 const COUNTED_MIN: usize = 4096;
 
-/// The alignment every block from `enif_alloc` has.
+/// The alignment every block from `enif_alloc` has, at least.
 const BLOCK_ALIGN: usize = 8;
 
 struct BeamAllocator;

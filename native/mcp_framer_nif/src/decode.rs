@@ -41,7 +41,10 @@ impl From<OutOfTime> for Stop {
     }
 }
 
-/// Terms kept between documents, per buffer; more is freed.
+/// Terms kept between documents, per buffer; more is freed. With the
+/// parser's and the encoder's, what a scheduler thread keeps adds up to
+/// about 2.25 MiB at most: the README says under 2.5 MiB, and
+/// test/memory_test.exs checks it.
 const KEEP_TERMS: usize = 8192;
 
 /// What a document decodes to.

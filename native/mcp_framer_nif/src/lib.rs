@@ -36,11 +36,16 @@ struct State {
     /// `%McpFramer{}` carrying another number is stale.
     generation: u64,
     /// The messages of the current call, kept between calls so that building
-    /// the list allocates nothing but the list. Cleared as each call starts.
+    /// the list allocates nothing but the list; room for at most
+    /// [`KEEP_MESSAGES`] is kept. Cleared as each call starts.
     messages: Vec<ErlNifTerm>,
     /// Set for a framer that decodes each message as JSON: how.
     decode: Option<Options>,
 }
+
+/// Room kept for a call's messages, 64 KiB: what a call on a normal
+/// scheduler takes at most. A dirty call's millions are let go.
+const KEEP_MESSAGES: usize = 8192;
 
 /// A framer's state, shared by every copy of its `%McpFramer{}`.
 struct FramerResource(Mutex<State>);
@@ -262,6 +267,8 @@ fn frame<'a>(
             enif_make_list_from_array(env.as_c_arg(), messages.as_ptr(), messages.len() as u32);
         Term::new(env, list)
     };
+    messages.clear();
+    messages.shrink_to(KEEP_MESSAGES);
     let items = Items {
         list,
         oversize: oversize > 0,

@@ -262,7 +262,9 @@ pub struct Buffers {
     keys: texts::Keys,
 }
 
-/// Bytes, terms and key sets kept between calls; more is freed.
+/// Bytes, terms and key sets kept between calls; more is freed. With the
+/// decoder's (see `decode::KEEP_TERMS`), under the 2.5 MiB a scheduler
+/// thread keeps at most, as the README says.
 const KEEP_BYTES: usize = 1024 * 1024;
 const KEEP_TERMS: usize = 8192;
 const KEEP_SETS: usize = 64;
