@@ -303,14 +303,7 @@ defmodule McpFramer.MemoryTest do
     memory[:system] - memory[:binary] - memory[:code] - memory[:ets] - memory[:atom]
   end
 
-  defp settled_native_memory(last \\ native_memory(), tries \\ 40) do
-    Process.sleep(50)
-    now = native_memory()
-
-    if abs(now - last) < 64 * @kib or tries == 0,
-      do: now,
-      else: settled_native_memory(now, tries - 1)
-  end
+  defp settled_native_memory, do: settled(&native_memory/0)
 
   # Messages of the given sizes, each numbered so that none repeats, and
   # where each lies in the stream ({first byte, last byte}).
@@ -387,16 +380,19 @@ defmodule McpFramer.MemoryTest do
 
   defp binary_memory, do: :erlang.memory(:binary)
 
-  # Binaries of earlier tests may still be on their way back to the
-  # allocator (it frees blocks of other threads later); wait until the
-  # figure holds still, so that their release is not read as ours.
-  defp settled_binary_memory(last \\ binary_memory(), tries \\ 40) do
+  defp settled_binary_memory, do: settled(&binary_memory/0)
+
+  # Memory of earlier tests may still be on its way back to the allocator
+  # (it frees blocks of other threads later); wait until `measure` holds
+  # still, so that its release is not read as ours.
+  defp settled(measure, last \\ nil, tries \\ 40) do
+    last = last || measure.()
     Process.sleep(50)
-    now = binary_memory()
+    now = measure.()
 
     if abs(now - last) < 64 * @kib or tries == 0,
       do: now,
-      else: settled_binary_memory(now, tries - 1)
+      else: settled(measure, now, tries - 1)
   end
 
   # Polls for up to 10 s until `done?` holds for `measure`; returns the last value.
