@@ -34,6 +34,23 @@ defmodule McpFramer.DecodeTest do
       assert JSON.decode(~s({"a":1,"b":2,"a":3})) == {:ok, %{"a" => 1, "b" => 2}}
     end
 
+    test "an object's pairs in any order make one map, the first of a repeated key winning" do
+      # Keys that share their first bytes, with NUL bytes and lengths
+      # around 8, in 200 orders: the BEAM sorts them, and a repeat makes
+      # the map again a pair at a time.
+      keys = ["", "a", "a\0", "ab", "abcdefg", "abcdefg\0", "abcdefgh", "abcdefgh2"]
+      keys = keys ++ ["abcdefgh1", "b", "type", "properties", "required", "a"]
+      :rand.seed(:exsss, {1, 2, 3})
+
+      for _ <- 1..200 do
+        pairs = keys |> Enum.shuffle() |> Enum.with_index()
+        text = fn {k, v} -> ~s("#{String.replace(k, <<0>>, "\\u0000")}":#{v}) end
+        json = "{" <> Enum.map_join(pairs, ",", text) <> "}"
+        first = Enum.reduce(pairs, %{}, fn {k, v}, map -> Map.put_new(map, k, v) end)
+        assert JSON.decode(json) == {:ok, first}
+      end
+    end
+
     test "the first occurrence wins in objects of over 32 pairs too" do
       # OTP 25 keeps a value silently for repeats in maps this large.
       for repeat <- [0, 20, 39] do
