@@ -98,9 +98,13 @@ pub fn list(env: Env<'_>, items: &[ErlNifTerm]) -> Option<ErlNifTerm> {
     Some(unsafe { enif_make_list_from_array(env.as_c_arg(), items.as_ptr(), count) })
 }
 
+/// The most pairs a flat map holds (the BEAM's MAP_SMALL_MAP_LIMIT): the
+/// BEAM sorts its keys, and refuses to make it if one repeats.
+const FLAT_MAP_MAX: usize = 32;
+
 /// A map from distinct keys, or `None` if any key repeats. OTP 25 does not
-/// report a repeat in maps of over 32 pairs; it keeps one of the values,
-/// so the size is checked as well.
+/// report a repeat in maps of over [`FLAT_MAP_MAX`] pairs; it keeps one of
+/// the values, so their size is checked as well.
 pub fn map_from_arrays(
     env: Env<'_>,
     keys: &[ErlNifTerm],
@@ -121,6 +125,9 @@ pub fn map_from_arrays(
             return None;
         }
         let map = map.assume_init();
+        if keys.len() <= FLAT_MAP_MAX {
+            return Some(map);
+        }
         let sized = enif_get_map_size(env.as_c_arg(), map, &mut size) != 0;
         (sized && size == keys.len()).then_some(map)
     }
