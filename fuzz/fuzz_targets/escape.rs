@@ -19,6 +19,10 @@
 //!   that reads back as that float.
 #![no_main]
 
+#[path = "../../native/mcp_framer_core/tests/support/escape_reference.rs"]
+mod escape_reference;
+
+use escape_reference::reference;
 use libfuzzer_sys::fuzz_target;
 use mcp_framer_core::arch::{self, portable, Isa};
 use mcp_framer_core::encode::{
@@ -78,11 +82,7 @@ fuzz_target!(|input: &[u8]| {
                 assert_eq!(plain, first_escape(input, 0, escape));
                 let mut out = Vec::new();
                 write_escaped(&mut out, input, plain, escape).unwrap();
-                let mut expected = String::new();
-                for c in text.chars() {
-                    reference_char(c, escape, &mut expected);
-                }
-                assert_eq!(String::from_utf8_lossy(&out), expected);
+                assert_eq!(String::from_utf8_lossy(&out), reference(text, escape));
                 assert_eq!(&out[..plain], &input[..plain]);
                 let ascii = check_ascii(input, escape).expect("valid UTF-8 is accepted");
                 assert!(ascii <= plain);
@@ -110,28 +110,3 @@ fuzz_target!(|input: &[u8]| {
         }
     }
 });
-
-/// What `escape` writes for one character, as Jason's tables say.
-fn reference_char(c: char, escape: Escape, out: &mut String) {
-    let u = |out: &mut String, unit: u32| out.push_str(&format!("\\u{unit:04X}"));
-    match c {
-        '"' => out.push_str("\\\""),
-        '\\' => out.push_str("\\\\"),
-        '\u{8}' => out.push_str("\\b"),
-        '\t' => out.push_str("\\t"),
-        '\n' => out.push_str("\\n"),
-        '\u{c}' => out.push_str("\\f"),
-        '\r' => out.push_str("\\r"),
-        c if (c as u32) < 0x20 => u(out, c as u32),
-        '/' if escape == Escape::HtmlSafe => out.push_str("\\/"),
-        '<' if escape == Escape::HtmlSafe => u(out, 0x3C),
-        '\u{2028}' | '\u{2029}' if escape != Escape::Json => u(out, c as u32),
-        c if escape == Escape::UnicodeSafe && (c as u32) > 0xFFFF => {
-            let offset = c as u32 - 0x10000;
-            u(out, 0xD800 | (offset >> 10));
-            u(out, 0xDC00 | (offset & 0x3FF));
-        }
-        c if escape == Escape::UnicodeSafe && (c as u32) > 0x7F => u(out, c as u32),
-        c => out.push(c),
-    }
-}

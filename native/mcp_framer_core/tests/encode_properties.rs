@@ -3,43 +3,14 @@
 //! every character some mode escapes, at every length and offset the lanes
 //! see; and the UTF-8 check against std's on random bytes.
 
+#[path = "support/escape_reference.rs"]
+mod escape_reference;
+
+use escape_reference::reference;
 use mcp_framer_core::encode::{
     check, check_ascii, write_checked, write_escaped, Escape, InvalidUtf8, WriteError,
 };
 use proptest::prelude::*;
-
-/// What `escape` writes for one character.
-fn reference_char(c: char, escape: Escape, out: &mut String) {
-    let u = |out: &mut String, unit: u32| out.push_str(&format!("\\u{unit:04X}"));
-    match c {
-        '"' => out.push_str("\\\""),
-        '\\' => out.push_str("\\\\"),
-        '\u{8}' => out.push_str("\\b"),
-        '\t' => out.push_str("\\t"),
-        '\n' => out.push_str("\\n"),
-        '\u{c}' => out.push_str("\\f"),
-        '\r' => out.push_str("\\r"),
-        c if (c as u32) < 0x20 => u(out, c as u32),
-        '/' if escape == Escape::HtmlSafe => out.push_str("\\/"),
-        '<' if escape == Escape::HtmlSafe => u(out, 0x3C),
-        '\u{2028}' | '\u{2029}' if escape != Escape::Json => u(out, c as u32),
-        c if escape == Escape::UnicodeSafe && (c as u32) > 0xFFFF => {
-            let offset = c as u32 - 0x10000;
-            u(out, 0xD800 | (offset >> 10));
-            u(out, 0xDC00 | (offset & 0x3FF));
-        }
-        c if escape == Escape::UnicodeSafe && (c as u32) > 0x7F => u(out, c as u32),
-        c => out.push(c),
-    }
-}
-
-fn reference(text: &str, escape: Escape) -> String {
-    let mut out = String::new();
-    for c in text.chars() {
-        reference_char(c, escape, &mut out);
-    }
-    out
-}
 
 /// Written from the plain prefix `check` gives, from the shorter one
 /// `check_ascii` gives, and checked and written in one by `write_checked`:
