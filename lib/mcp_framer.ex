@@ -177,8 +177,10 @@ defmodule McpFramer do
       key function.
 
   Raises `ArgumentError` for anything else: a non-keyword list, an unknown
-  option, a cap that is not a positive integer, a bad decoding option, or
-  a decoding option without `decode: :json`.
+  option, `:max_message_bytes` or `:decode` given twice, a cap that is not
+  a positive integer, a bad decoding option, or a decoding option without
+  `decode: :json`. A decoding option given twice takes its last value, as
+  in `McpFramer.JSON.decode/2`.
 
       iex> McpFramer.new(max_message_bytes: 1024)
       #McpFramer<buffered_bytes: 0, max_message_bytes: 1024>
@@ -417,6 +419,7 @@ defmodule McpFramer do
 
   defp pop_on_oversize!(opts) do
     opts = keyword!(opts, "McpFramer.stream/2")
+    once!(opts, [:on_oversize])
 
     case Keyword.pop(opts, :on_oversize, :skip) do
       {mode, rest} when mode in [:skip, :raise] ->
@@ -433,6 +436,7 @@ defmodule McpFramer do
   defp validate_options!(opts) do
     opts = keyword!(opts, "McpFramer.new/1")
     {decoding, opts} = Keyword.split(opts, McpFramer.JSON.option_names())
+    once!(opts, [:max_message_bytes, :decode])
 
     case Keyword.validate(opts, max_message_bytes: @default_max_message_bytes, decode: nil) do
       {:ok, valid} ->
@@ -444,6 +448,22 @@ defmodule McpFramer do
               "unknown McpFramer option(s) #{inspect(unknown)}; the options are " <>
                 ":max_message_bytes, :decode and, with decode: :json, those of " <>
                 "McpFramer.JSON.decode/2"
+    end
+  end
+
+  # A framer's option given twice is refused, as Keyword.validate/2 does,
+  # and named for what it is. (Decoding options given twice take the last,
+  # as Jason's do.)
+  defp once!(opts, names) do
+    keys = for {key, _} <- opts, key in names, do: key
+
+    case Enum.uniq(keys -- Enum.uniq(keys)) do
+      [] ->
+        :ok
+
+      twice ->
+        raise ArgumentError,
+              "McpFramer option(s) #{inspect(twice)} given more than once; give each once"
     end
   end
 
