@@ -143,15 +143,14 @@ defmodule McpFramer do
 
   alias McpFramer.{Native, Preempted}
 
-  @enforce_keys [:resource, :generation, :max_message_bytes, :decode, :decode_options]
+  @enforce_keys [:resource, :generation, :max_message_bytes, :decode]
   defstruct @enforce_keys
 
   @opaque t :: %__MODULE__{
             resource: reference(),
             generation: non_neg_integer(),
             max_message_bytes: pos_integer(),
-            decode: nil | :json,
-            decode_options: nil | tuple()
+            decode: nil | :json
           }
 
   @typedoc "A message: a binary, or with `decode: :json`, its decoded result."
@@ -193,8 +192,7 @@ defmodule McpFramer do
       resource: Native.new(cap, decode_options),
       generation: 0,
       max_message_bytes: cap,
-      decode: decode,
-      decode_options: decode_options
+      decode: decode
     }
   end
 
@@ -237,7 +235,7 @@ defmodule McpFramer do
   #   {:ok | :error, items}               advances    done
   #   {:continue, tag, items, consumed}   advances    feed the rest
   #   :copying                            advances    feed the same chunk
-  #   :continue_dirty                     stays       feed_dirty the chunk
+  #   :continue_dirty                     advances    feed_dirty the chunk
   #   :busy                               stays       yield, ask again
   #   {:decode_dirty, reply}              as reply    decode its placeholders
   #
@@ -272,6 +270,8 @@ defmodule McpFramer do
   end
 
   defp finish(:continue_dirty, framer, chunk, acc, tag) do
+    framer = advance(framer)
+
     framer.resource
     |> Native.feed_dirty(framer.generation, chunk)
     |> finish(framer, chunk, acc, tag)
@@ -283,26 +283,27 @@ defmodule McpFramer do
   # dirty one, each in a call of its own.
   defp finish({:decode_dirty, result}, framer, chunk, acc, tag) do
     result
-    |> decode_left_dirty(framer.decode_options)
+    |> decode_left_dirty(framer.resource)
     |> finish(framer, chunk, acc, tag)
   end
 
-  defp decode_left_dirty({tag, items}, options),
-    do: {tag, Enum.map(items, &decode_item(&1, options))}
+  # With the options the framer was made with, which the NIF keeps.
+  defp decode_left_dirty({tag, items}, resource),
+    do: {tag, Enum.map(items, &decode_item(&1, resource))}
 
-  defp decode_left_dirty({:continue, tag, items, consumed}, options),
-    do: {:continue, tag, Enum.map(items, &decode_item(&1, options)), consumed}
+  defp decode_left_dirty({:continue, tag, items, consumed}, resource),
+    do: {:continue, tag, Enum.map(items, &decode_item(&1, resource)), consumed}
 
   # A framer does not raise on a key that cannot become an atom: that
   # message's item is the error.
-  defp decode_item({:decode_dirty, message}, options) do
-    case Native.decode_dirty(message, options) do
+  defp decode_item({:decode_dirty, message}, resource) do
+    case Native.decode_framed_dirty(resource, message) do
       {:key_refused, _key, error} -> error
       result -> result
     end
   end
 
-  defp decode_item(item, _options), do: item
+  defp decode_item(item, _resource), do: item
 
   # The items of the earlier calls' lists (`earlier`, newest first) in
   # call order, then `items`. Two lists, at most 16,384 items, are joined

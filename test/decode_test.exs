@@ -219,6 +219,19 @@ defmodule McpFramer.DecodeTest do
       end
     end
 
+    test "a message decoded on a dirty scheduler takes the framer's own options, not a field of its value" do
+      framer = McpFramer.new(decode: :json, keys: :atoms)
+      # What an options field of the struct, were there one, would be
+      # altered to: keys as strings.
+      altered = Map.put(framer, :decode_options, {:reference, :strings, 0, 0, :first})
+      big = ~s({"blob":") <> :binary.copy("QUJD", div(3 * @mib, 4)) <> ~s("})
+
+      assert {:ok, [{:ok, %{blob: _}}, {:ok, %{small: 1}}], framer} =
+               McpFramer.feed(altered, big <> "\n" <> ~s({"small":1}) <> "\n")
+
+      assert McpFramer.buffered_bytes(framer) == 0
+    end
+
     test "stream/2 takes decode: :json and emits the same items" do
       chunks = ["1\n[", "2]\nno\n"]
 

@@ -79,12 +79,16 @@ defmodule McpFramer.ProtocolTest do
     assert byte_size(message) == 3 * @mib
   end
 
-  test "a chunk too large for a normal scheduler is :continue_dirty and changes nothing" do
-    resource = resource()
+  test "a chunk too large for a normal scheduler is :continue_dirty and advances the generation, so that the dirty call is its caller's alone" do
+    framer = McpFramer.new()
     chunk = :binary.copy("x\n", 3 * @mib)
-    assert Native.feed(resource, 0, chunk) == :continue_dirty
-    assert stayed?(resource, 0)
-    assert {:ok, items} = Native.feed_dirty(resource, 0, chunk)
+    assert Native.feed(framer.resource, 0, chunk) == :continue_dirty
+    assert advanced?(framer.resource, 0)
+
+    # Another process holding the same value, between the two calls.
+    assert_raise ArgumentError, ~r/stale McpFramer/, fn -> McpFramer.feed(framer, "b\n") end
+
+    assert {:ok, items} = Native.feed_dirty(framer.resource, 1, chunk)
     assert length(items) == 3 * @mib
   end
 

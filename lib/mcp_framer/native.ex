@@ -16,6 +16,7 @@ defmodule McpFramer.Native do
   def buffered_bytes(_resource, _generation), do: :erlang.nif_error(:nif_not_loaded)
   def decode(_document, _options), do: :erlang.nif_error(:nif_not_loaded)
   def decode_dirty(_document, _options), do: :erlang.nif_error(:nif_not_loaded)
+  def decode_framed_dirty(_resource, _message), do: :erlang.nif_error(:nif_not_loaded)
   def encode(_term, _flags, _tag), do: :erlang.nif_error(:nif_not_loaded)
   def encode_dirty(_term, _flags, _tag), do: :erlang.nif_error(:nif_not_loaded)
   def encode_map_order(_map, _keys), do: :erlang.nif_error(:nif_not_loaded)

@@ -32,23 +32,27 @@ use timeslice::{Scheduler, Timeslice};
 struct State {
     framer: Framer,
     held: HeldBytes,
-    /// Advanced by every outcome that changes the state (see `outcome`); a
-    /// `%McpFramer{}` carrying another number is stale.
+    /// Advanced by every outcome that changes the state or keeps it for a
+    /// dirty call (see `outcome`); a `%McpFramer{}` carrying another number
+    /// is stale.
     generation: u64,
     /// The messages of the current call, kept between calls so that building
     /// the list allocates nothing but the list; room for at most
     /// [`KEEP_MESSAGES`] is kept. Cleared as each call starts.
     messages: Vec<ErlNifTerm>,
-    /// Set for a framer that decodes each message as JSON: how.
-    decode: Option<Options>,
 }
 
 /// Room kept for a call's messages, 64 KiB: what a call on a normal
 /// scheduler takes at most. A dirty call's millions are let go.
 const KEEP_MESSAGES: usize = 8192;
 
-/// A framer's state, shared by every copy of its `%McpFramer{}`.
-struct FramerResource(Mutex<State>);
+/// A framer's state, shared by every copy of its `%McpFramer{}`, and how
+/// it decodes each message as JSON, if it does: fixed when it is made, so
+/// read without the lock.
+struct FramerResource {
+    state: Mutex<State>,
+    decode: Option<Options>,
+}
 
 #[rustler::resource_impl]
 impl Resource for FramerResource {}
@@ -71,9 +75,12 @@ fn new(env: Env<'_>, max_message_bytes: u64, decode: Option<Options>) -> NifResu
         held: HeldBytes::default(),
         generation: 0,
         messages: Vec::new(),
+    };
+    let resource = FramerResource {
+        state: Mutex::new(state),
         decode,
     };
-    Ok(ResourceArc::new(FramerResource(Mutex::new(state))).encode(env))
+    Ok(ResourceArc::new(resource).encode(env))
 }
 
 /// Feeds a chunk on a normal scheduler; replies as `outcome` describes.
@@ -105,20 +112,30 @@ fn buffered_bytes<'a>(
     resource: Term<'a>,
     generation: Term<'a>,
 ) -> NifResult<Term<'a>> {
-    Ok(match lock(resource, generation)? {
+    Ok(match lock(framer(resource)?, generation)? {
         Some(state) => (state.framer.held() as u64).encode(env),
         None => atoms::busy().encode(env),
     })
 }
 
+/// The framer a `%McpFramer{}`'s `resource` field holds, which a caller
+/// may have altered.
+fn framer<'a>(resource: Term<'a>) -> NifResult<&'a FramerResource> {
+    resource
+        .decode()
+        .map_err(|_| FramerError::NotAFramer.into())
+}
+
 /// Locks the framer's state, if `generation` is its latest; `None` if
 /// another process holds the lock. A scheduler thread never waits for it:
-/// the Elixir side yields and asks again. The arguments come from a
-/// `%McpFramer{}`, whose fields a caller may have altered.
-fn lock<'a>(resource: Term<'a>, generation: Term<'a>) -> NifResult<Option<MutexGuard<'a, State>>> {
-    let resource: &FramerResource = resource.decode().map_err(|_| FramerError::NotAFramer)?;
+/// the Elixir side yields and asks again. `generation` comes from a
+/// `%McpFramer{}` too.
+fn lock<'a>(
+    framer: &'a FramerResource,
+    generation: Term<'a>,
+) -> NifResult<Option<MutexGuard<'a, State>>> {
     let generation: u64 = generation.decode().map_err(|_| FramerError::NotAFramer)?;
-    let state = match resource.0.try_lock() {
+    let state = match framer.state.try_lock() {
         Ok(state) => state,
         Err(TryLockError::WouldBlock) => return Ok(None),
         Err(TryLockError::Poisoned(_)) => return Err(FramerError::Poisoned.into()),
@@ -150,12 +167,13 @@ fn feed_within<'a>(
     chunk: Binary<'a>,
     time: &Timeslice,
 ) -> NifResult<Term<'a>> {
-    let outcome = match lock(resource, generation)? {
+    let framer = framer(resource)?;
+    let outcome = match lock(framer, generation)? {
         None => Outcome::Busy,
         Some(mut state) => {
             let outcome = if time.needs_dirty() {
                 Outcome::NeedsDirty
-            } else if let Some(options) = state.decode {
+            } else if let Some(options) = framer.decode {
                 decode::with_session(env, |session| {
                     frame(env, &mut state, chunk, time, Some((session, options)))
                 })?
@@ -305,6 +323,27 @@ fn decode<'a>(env: Env<'a>, document: Binary<'a>, options: Options) -> NifResult
 /// never `:continue_dirty`.
 #[rustler::nif(schedule = "DirtyCpu")]
 fn decode_dirty<'a>(env: Env<'a>, document: Binary<'a>, options: Options) -> NifResult<Term<'a>> {
+    decode_on_dirty(env, document, options)
+}
+
+/// Decodes a message that a decoding framer's normal call left for a
+/// dirty scheduler (`{:decode_dirty, message}`), with that framer's own
+/// options; replies as `decode_dirty/2`.
+#[rustler::nif(schedule = "DirtyCpu")]
+fn decode_framed_dirty<'a>(
+    env: Env<'a>,
+    resource: Term<'a>,
+    message: Binary<'a>,
+) -> NifResult<Term<'a>> {
+    let options = framer(resource)?.decode.ok_or(FramerError::BadOptions)?;
+    decode_on_dirty(env, message, options)
+}
+
+fn decode_on_dirty<'a>(
+    env: Env<'a>,
+    document: Binary<'a>,
+    options: Options,
+) -> NifResult<Term<'a>> {
     let time = Timeslice::new(Scheduler::Dirty, document.len());
     let decoded = decode::with_session(env, |session| {
         session.decode(document, &options, time.limits())

@@ -6,18 +6,21 @@
 //! | `Done`       | `{:ok, items}` or `{:error, items}`      | advances   | returns                    |
 //! | `Paused`     | `{:continue, tag, items, consumed}`      | advances   | feeds the rest of the chunk|
 //! | `Copying`    | `:copying`                               | advances   | feeds the same chunk again |
-//! | `NeedsDirty` | `:continue_dirty`                        | stays      | calls `feed_dirty/3`       |
+//! | `NeedsDirty` | `:continue_dirty`                        | advances   | calls `feed_dirty/3`       |
 //! | `Busy`       | `:busy`                                  | stays      | yields, then asks again    |
 //!
 //! `:error` says the chunk held a line over the cap. When some of the items
 //! are `{:decode_dirty, message}`, messages a normal
 //! scheduler had no time to decode, `Done` and `Paused` come wrapped as
 //! `{:decode_dirty, reply}`: the Elixir side decodes each on a dirty
-//! scheduler, then goes on with `reply`.
+//! scheduler, with the framer's own options (`decode_framed_dirty/2`),
+//! then goes on with `reply`.
 //!
-//! An outcome that advances the generation changed the framer's state, so
-//! the `%McpFramer{}` the call was given is stale from then on, for any
-//! process that holds it. One that stays changed nothing. `test/protocol_test.exs`
+//! An outcome that advances the generation changed the framer's state, or
+//! (`NeedsDirty`) keeps it for the caller's dirty call, so the
+//! `%McpFramer{}` the call was given is stale from then on, for any
+//! process that holds it: a second holder cannot feed in between. One that
+//! stays changed nothing. `test/protocol_test.exs`
 //! pins every row.
 
 use rustler::{Binary, Encoder, Env, Term};
@@ -57,8 +60,11 @@ pub struct Items<'a> {
 impl<'a> Outcome<'a> {
     pub fn advances_generation(&self) -> bool {
         match self {
-            Outcome::Done { .. } | Outcome::Paused { .. } | Outcome::Copying => true,
-            Outcome::NeedsDirty | Outcome::Busy => false,
+            Outcome::Done { .. }
+            | Outcome::Paused { .. }
+            | Outcome::Copying
+            | Outcome::NeedsDirty => true,
+            Outcome::Busy => false,
         }
     }
 
