@@ -140,7 +140,8 @@ defmodule McpFramer.JSON do
       iex> {error.position, error.limit, error.limit_value}
       {1, :max_depth, 1}
 
-  Raises `ArgumentError` for input that is not iodata and for bad options.
+  Raises `ArgumentError` for input that is not iodata and for bad options,
+  and, saying so, when the VM cannot allocate memory for the result.
   """
   @spec decode(iodata(), keyword()) :: result()
   def decode(input, opts \\ [])
