@@ -308,22 +308,14 @@ fn frame<'a>(
 /// nothing that lasts) if it needs more time than a call may take.
 #[rustler::nif]
 fn decode<'a>(env: Env<'a>, document: Binary<'a>, options: Options) -> NifResult<Term<'a>> {
-    let time = Timeslice::new(Scheduler::Normal, document.len());
-    let decoded = decode::with_session(env, |session| {
-        session.decode(document, &options, time.limits())
-    });
-    time.report(env);
-    match decoded {
-        Err(Stop::Dirty) => Ok(atoms::continue_dirty().encode(env)),
-        decoded => document_reply(env, decoded),
-    }
+    decode_on(env, document, options, Scheduler::Normal)
 }
 
 /// Decodes a whole JSON document of any size; replies as `decode/3`,
 /// never `:continue_dirty`.
 #[rustler::nif(schedule = "DirtyCpu")]
 fn decode_dirty<'a>(env: Env<'a>, document: Binary<'a>, options: Options) -> NifResult<Term<'a>> {
-    decode_on_dirty(env, document, options)
+    decode_on(env, document, options, Scheduler::Dirty)
 }
 
 /// Decodes a message that a decoding framer's normal call left for a
@@ -336,20 +328,28 @@ fn decode_framed_dirty<'a>(
     message: Binary<'a>,
 ) -> NifResult<Term<'a>> {
     let options = framer(resource)?.decode.ok_or(FramerError::BadOptions)?;
-    decode_on_dirty(env, message, options)
+    decode_on(env, message, options, Scheduler::Dirty)
 }
 
-fn decode_on_dirty<'a>(
+/// Decodes `document` within the time of a call on `scheduler`; only a
+/// normal one runs out of it.
+fn decode_on<'a>(
     env: Env<'a>,
     document: Binary<'a>,
     options: Options,
+    scheduler: Scheduler,
 ) -> NifResult<Term<'a>> {
-    let time = Timeslice::new(Scheduler::Dirty, document.len());
+    let time = Timeslice::new(scheduler, document.len());
     let decoded = decode::with_session(env, |session| {
         session.decode(document, &options, time.limits())
     });
     time.report(env);
-    document_reply(env, decoded)
+    match decoded {
+        Err(Stop::Dirty) if scheduler == Scheduler::Normal => {
+            Ok(atoms::continue_dirty().encode(env))
+        }
+        decoded => document_reply(env, decoded),
+    }
 }
 
 fn document_reply<'a>(env: Env<'a>, decoded: Result<Decoded<'a>, Stop>) -> NifResult<Term<'a>> {
