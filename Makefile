@@ -54,6 +54,8 @@ tools:
 # tests/arch.rs holds the vector code itself to the portable twin, these
 # the JSON on top.
 NARROWER_ISAS := portable sse2 avx2 avx512
+# The scheduler tests' holding NIF: a workspace of its own (Cargo.toml).
+HOLD_NIF := test/support/hold_nif/Cargo.toml
 rust-tests:
 	cargo fmt --all --check
 	cargo clippy --all-targets --locked -- -D warnings
@@ -64,6 +66,8 @@ rust-tests:
 	    --test json_strings --test json_properties --test properties \
 	    --test encode_rules --test encode_properties || exit 1; done
 	cargo fmt --manifest-path fuzz/Cargo.toml --check
+	cargo fmt --manifest-path $(HOLD_NIF) --check
+	cargo clippy --manifest-path $(HOLD_NIF) --locked --target-dir target -- -D warnings
 
 # Each target gets a quarter, rounded up: -max_total_time=0 would mean no limit.
 fuzz: FUZZ_EACH = $(shell echo $$(( ($(FUZZ_SECONDS) + 3) / 4 )))

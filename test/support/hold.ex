@@ -9,9 +9,10 @@ defmodule McpFramer.Hold do
 
   @spec load!() :: :ok
   def load! do
-    args = ["build", "--release", "--locked", "--quiet", "--package", @crate]
+    # A workspace of its own, built into the project's target directory.
+    args = ["build", "--release", "--locked", "--quiet", "--target-dir", "#{@root}/target"]
 
-    case System.cmd("cargo", args, cd: @root, stderr_to_stdout: true) do
+    case System.cmd("cargo", args, cd: "#{@root}/test/support/hold_nif", stderr_to_stdout: true) do
       {_, 0} -> :ok
       {output, status} -> raise "cargo exited with status #{status}:\n#{output}"
     end
