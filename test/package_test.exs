@@ -10,11 +10,15 @@ defmodule McpFramer.PackageTest do
     dir = Path.join(System.tmp_dir!(), "mcp_framer_package_#{System.unique_integer([:positive])}")
     on_exit(fn -> File.rm_rf!(dir) end)
 
-    for pattern <- Mix.Project.config()[:package][:files],
-        source <- Path.wildcard(Path.join(@root, pattern), match_dot: true) do
-      copy = Path.join(dir, Path.relative_to(source, @root))
-      File.mkdir_p!(Path.dirname(copy))
-      File.cp_r!(source, copy)
+    for pattern <- Mix.Project.config()[:package][:files] do
+      sources = Path.wildcard(Path.join(@root, pattern), match_dot: true)
+      assert sources != [], "#{pattern}, in mix.exs's package files, is not in the project"
+
+      for source <- sources do
+        copy = Path.join(dir, Path.relative_to(source, @root))
+        File.mkdir_p!(Path.dirname(copy))
+        File.cp_r!(source, copy)
+      end
     end
 
     # A check, not a build: the release build's proc macros and build
