@@ -2,7 +2,9 @@ defmodule Mix.Tasks.Compile.McpFramerNative do
   @shortdoc "Builds the mcp_framer NIF with cargo"
   @moduledoc """
   Builds the Rust NIF crate with `cargo build --release --locked` and copies
-  the library to `priv/native/`, where `McpFramer.Native` loads it.
+  the library to `priv/native/`, where `McpFramer.Native` loads it. Cargo
+  builds in the directory `CARGO_TARGET_DIR` names, if set, else in
+  `target/`.
 
   Cargo runs only when a file under `native/`, `Cargo.toml` or `Cargo.lock`
   is not older than the library in `priv/native/`. `mix.exs` requires this file
@@ -52,19 +54,31 @@ defmodule Mix.Tasks.Compile.McpFramerNative do
 
   defp build(target) do
     cargo = System.find_executable("cargo") || Mix.raise(missing_cargo())
-    args = ["build", "--release", "--locked", "--package", @crate]
+    target_dir = target_dir()
+    args = ["build", "--release", "--locked", "--package", @crate, "--target-dir", target_dir]
     Mix.shell().info("Compiling NIF #{@crate} (cargo #{Enum.join(args, " ")})")
 
     case System.cmd(cargo, args, cd: @root, stderr_to_stdout: true, into: IO.stream()) do
       {_, 0} ->
         File.mkdir_p!(Path.dirname(target))
-        File.cp!(Path.join([@root, "target", "release", built_name()]), target)
+        File.cp!(Path.join([target_dir, "release", built_name()]), target)
         {:ok, []}
 
       {_, status} ->
         message = "cargo exited with status #{status} while building #{@crate}"
         Mix.shell().error(message)
         {:error, [diagnostic(message)]}
+    end
+  end
+
+  # Where cargo is told to build, so that the library is found there: the
+  # directory CARGO_TARGET_DIR names, as cargo would take it, else the
+  # project's own; a target directory set in a cargo config file is not
+  # followed.
+  defp target_dir do
+    case System.get_env("CARGO_TARGET_DIR") do
+      dir when dir in [nil, ""] -> Path.join(@root, "target")
+      dir -> Path.expand(dir, @root)
     end
   end
 

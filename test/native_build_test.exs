@@ -1,0 +1,51 @@
+defmodule McpFramer.NativeBuildTest do
+  use ExUnit.Case, async: true
+
+  # `mix compile` in a copy of the project, with a stand-in for cargo first
+  # on the PATH: it writes the library where cargo would, the target
+  # directory given by --target-dir, else CARGO_TARGET_DIR, else ./target.
+  @root Path.expand("..", __DIR__)
+
+  @cargo """
+  #!/bin/sh
+  dir=${CARGO_TARGET_DIR:-target}
+  while [ $# -gt 0 ]; do
+    if [ "$1" = --target-dir ]; then dir=$2; fi
+    shift
+  done
+  mkdir -p "$dir/release" && echo built >"$dir/release/libmcp_framer_nif.so"
+  """
+
+  @tag timeout: 300_000
+  test "the NIF is taken from the target directory CARGO_TARGET_DIR names" do
+    dir = Path.join(System.tmp_dir!(), "mcp_framer_build_#{System.unique_integer([:positive])}")
+    on_exit(fn -> File.rm_rf!(dir) end)
+    project = Path.join(dir, "project")
+
+    for file <- ~w(mix.exs lib native Cargo.toml Cargo.lock .formatter.exs) do
+      File.mkdir_p!(project)
+      File.cp_r!(Path.join(@root, file), Path.join(project, file))
+    end
+
+    bin = Path.join(dir, "bin")
+    File.mkdir_p!(bin)
+    File.write!(Path.join(bin, "cargo"), @cargo)
+    File.chmod!(Path.join(bin, "cargo"), 0o755)
+
+    env = [
+      {"PATH", bin <> ":" <> System.get_env("PATH")},
+      {"CARGO_TARGET_DIR", Path.join(dir, "shared_target")},
+      {"MIX_ENV", "prod"}
+    ]
+
+    {output, status} =
+      System.cmd("mix", ["compile", "--no-deps-check"],
+        cd: project,
+        env: env,
+        stderr_to_stdout: true
+      )
+
+    assert status == 0, output
+    assert File.read!(Path.join(project, "priv/native/libmcp_framer_nif.so")) == "built\n"
+  end
+end
