@@ -143,15 +143,12 @@ defmodule McpFramer do
 
   alias McpFramer.{Native, Preempted}
 
-  @enforce_keys [:resource, :generation, :max_message_bytes, :decode]
+  # The settings (the cap, decode:) are the NIF's, asked for when shown,
+  # so that no field can disagree with the framer.
+  @enforce_keys [:resource, :generation]
   defstruct @enforce_keys
 
-  @opaque t :: %__MODULE__{
-            resource: reference(),
-            generation: non_neg_integer(),
-            max_message_bytes: pos_integer(),
-            decode: nil | :json
-          }
+  @opaque t :: %__MODULE__{resource: reference(), generation: non_neg_integer()}
 
   @typedoc "A message: a binary, or with `decode: :json`, its decoded result."
   @type message :: binary() | McpFramer.JSON.result()
@@ -186,14 +183,8 @@ defmodule McpFramer do
   """
   @spec new(keyword()) :: t()
   def new(opts \\ []) do
-    {cap, decode, decode_options} = validate_options!(opts)
-
-    %__MODULE__{
-      resource: Native.new(cap, decode_options),
-      generation: 0,
-      max_message_bytes: cap,
-      decode: decode
-    }
+    {cap, decode_options} = validate_options!(opts, "McpFramer.new/1", "")
+    %__MODULE__{resource: Native.new(cap, decode_options), generation: 0}
   end
 
   @doc """
@@ -380,9 +371,11 @@ defmodule McpFramer do
   @spec stream(Enumerable.t(), keyword()) :: Enumerable.t()
   def stream(chunks, opts \\ []) do
     {on_oversize, framer_opts} = pop_on_oversize!(opts)
-    validate_options!(framer_opts)
 
-    if Enumerable.impl_for(chunks) == nil do
+    {cap, _decode_options} =
+      validate_options!(framer_opts, "McpFramer.stream/2", ":on_oversize, ")
+
+    if not enumerable?(chunks) do
       raise ArgumentError,
             "McpFramer.stream/2 expects an enumerable of binary chunks, got: #{inspect(chunks)}"
     end
@@ -401,7 +394,7 @@ defmodule McpFramer do
             {messages, {framer, nil}}
 
           {:error, :message_too_large, messages, framer} ->
-            {messages, {framer, framer.max_message_bytes}}
+            {messages, {framer, cap}}
         end
       end,
       fn {_framer, pending} = acc ->
@@ -434,20 +427,31 @@ defmodule McpFramer do
 
   # The cap, the decode option, and the decoding options as the NIF takes
   # them (nil without decode: :json).
-  defp validate_options!(opts) do
-    opts = keyword!(opts, "McpFramer.new/1")
+  # A function is enumerable only as a reduce function, of two arguments;
+  # a list, only a proper one.
+  defp enumerable?(chunks) when is_function(chunks), do: is_function(chunks, 2)
+  defp enumerable?(chunks) when is_list(chunks), do: proper_list?(chunks)
+  defp enumerable?(chunks), do: Enumerable.impl_for(chunks) != nil
+
+  defp proper_list?([_ | rest]), do: proper_list?(rest)
+  defp proper_list?(rest), do: rest == []
+
+  # `caller` names the function whose options they are, and `others` its
+  # own options, which `opts` no longer holds.
+  defp validate_options!(opts, caller, others) do
+    opts = keyword!(opts, caller)
     {decoding, opts} = Keyword.split(opts, McpFramer.JSON.option_names())
     once!(opts, [:max_message_bytes, :decode])
 
     case Keyword.validate(opts, max_message_bytes: @default_max_message_bytes, decode: nil) do
       {:ok, valid} ->
         decode = decode!(valid[:decode])
-        {cap!(valid[:max_message_bytes]), decode, decode_options!(decode, decoding)}
+        {cap!(valid[:max_message_bytes]), decode_options!(decode, decoding)}
 
       {:error, unknown} ->
         raise ArgumentError,
-              "unknown McpFramer option(s) #{inspect(unknown)}; the options are " <>
-                ":max_message_bytes, :decode and, with decode: :json, those of " <>
+              "unknown #{caller} option(s) #{inspect(unknown)}; the options are " <>
+                "#{others}:max_message_bytes, :decode and, with decode: :json, those of " <>
                 "McpFramer.JSON.decode/2"
     end
   end
@@ -521,21 +525,26 @@ defmodule McpFramer do
   defimpl Inspect do
     # Shows counts, never the held bytes themselves; never raises.
     def inspect(framer, _opts) do
-      buffered =
-        try do
-          "buffered_bytes: #{McpFramer.buffered_bytes(framer)}"
-        rescue
-          ArgumentError -> "stale"
-        end
+      case settings(framer) do
+        {cap, decode} ->
+          decode = if decode, do: ", decode: #{inspect(decode)}", else: ""
+          "#McpFramer<#{buffered(framer)}, max_message_bytes: #{cap}#{decode}>"
 
-      decode =
-        case Map.get(framer, :decode) do
-          nil -> ""
-          decode -> ", decode: #{inspect(decode)}"
-        end
+        nil ->
+          "#McpFramer<not a framer>"
+      end
+    end
 
-      "#McpFramer<#{buffered}, max_message_bytes: " <>
-        "#{inspect(Map.get(framer, :max_message_bytes))}#{decode}>"
+    defp settings(framer) do
+      McpFramer.Native.settings(Map.get(framer, :resource))
+    rescue
+      ArgumentError -> nil
+    end
+
+    defp buffered(framer) do
+      "buffered_bytes: #{McpFramer.buffered_bytes(framer)}"
+    rescue
+      ArgumentError -> "stale"
     end
   end
 end

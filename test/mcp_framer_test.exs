@@ -105,6 +105,17 @@ defmodule McpFramerTest do
       {:ok, [], _new} = McpFramer.feed(old, "x")
       assert inspect(old) == "#McpFramer<stale, max_message_bytes: 100>"
     end
+
+    test "shows the settings of the framer the value holds, whatever its other fields say" do
+      # Another framer's resource at the same generation is that framer.
+      other = McpFramer.new(max_message_bytes: 2, decode: :json)
+      forged = %{McpFramer.new() | resource: other.resource}
+
+      assert inspect(forged) ==
+               "#McpFramer<buffered_bytes: 0, max_message_bytes: 2, decode: :json>"
+
+      assert inspect(%{forged | resource: make_ref()}) == "#McpFramer<not a framer>"
+    end
   end
 
   describe "stream/2" do

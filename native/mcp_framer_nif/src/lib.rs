@@ -46,11 +46,12 @@ struct State {
 /// scheduler takes at most. A dirty call's millions are let go.
 const KEEP_MESSAGES: usize = 8192;
 
-/// A framer's state, shared by every copy of its `%McpFramer{}`, and how
-/// it decodes each message as JSON, if it does: fixed when it is made, so
-/// read without the lock.
+/// A framer's state, shared by every copy of its `%McpFramer{}`, and its
+/// settings: its cap, and how it decodes each message as JSON, if it
+/// does; fixed when it is made, so read without the lock.
 struct FramerResource {
     state: Mutex<State>,
+    cap: NonZeroUsize,
     decode: Option<Options>,
 }
 
@@ -78,6 +79,7 @@ fn new(env: Env<'_>, max_message_bytes: u64, decode: Option<Options>) -> NifResu
     };
     let resource = FramerResource {
         state: Mutex::new(state),
+        cap,
         decode,
     };
     Ok(ResourceArc::new(resource).encode(env))
@@ -116,6 +118,15 @@ fn buffered_bytes<'a>(
         Some(state) => (state.framer.held() as u64).encode(env),
         None => atoms::busy().encode(env),
     })
+}
+
+/// A framer's settings, `{max_message_bytes, decode}` (`:json` or `nil`),
+/// which any copy of it may ask for, stale ones too.
+#[rustler::nif]
+fn settings<'a>(env: Env<'a>, resource: Term<'a>) -> NifResult<Term<'a>> {
+    let framer = framer(resource)?;
+    let decode = framer.decode.map(|_| atoms::json());
+    Ok((framer.cap.get() as u64, decode).encode(env))
 }
 
 /// The framer a `%McpFramer{}`'s `resource` field holds, which a caller

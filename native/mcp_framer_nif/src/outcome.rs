@@ -28,7 +28,7 @@ use rustler::{Binary, Encoder, Env, Term};
 /// The atoms of the protocol, and of the results inside it.
 pub mod atoms {
     rustler::atoms! {
-        ok, error, copying, busy, decode_dirty, continue_dirty, key_refused,
+        ok, error, copying, busy, decode_dirty, continue_dirty, key_refused, json,
         continue_ = "continue",
     }
 }
