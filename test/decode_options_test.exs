@@ -190,6 +190,16 @@ defmodule McpFramer.DecodeOptionsTest do
       end
     end
 
+    test "an option given twice takes its last value, the first unread, as Jason's do" do
+      assert JSON.decode("[[1]]", max_depth: 0, max_depth: 1) ==
+               {:error,
+                %DecodeError{position: 1, data: "[[1]]", limit: :max_depth, limit_value: 1}}
+
+      assert JSON.decode(~s({"a":1}), keys: :maybe, keys: :atoms) == {:ok, %{a: 1}}
+      framer = McpFramer.new(decode: :json, strings: nil, strings: :copy)
+      assert {:ok, [ok: [1]], _} = McpFramer.feed(framer, "[1]\n")
+    end
+
     test "McpFramer.stream/2 takes the options with decode: :json" do
       items =
         McpFramer.stream(["[[1]]\n[2", "]\n"], decode: :json, max_depth: 1) |> Enum.to_list()

@@ -310,8 +310,10 @@ defmodule McpFramer.JSON do
     opts = McpFramer.keyword!(opts, caller)
 
     case Keyword.split(opts, @names) do
+      # Of an option given twice the last wins, the others unread (Jason
+      # reads its options into a map).
       {known, []} ->
-        Enum.reduce(known, @defaults, &option!/2)
+        Enum.reduce(Keyword.new(known), @defaults, &option!/2)
 
       {_known, unknown} ->
         raise ArgumentError,
