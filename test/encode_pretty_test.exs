@@ -119,6 +119,13 @@ defmodule McpFramer.EncodePrettyTest do
     assert size > 100_000_000_000_000
   end
 
+  test "a :no_memory error's message gives the size the text was to reach at least" do
+    error = %EncodeError{reason: :no_memory, value: 123_456}
+
+    assert Exception.message(error) ==
+             "could not allocate memory for a JSON text of at least 123456 bytes"
+  end
+
   # The rules, from the term: a scalar or key as its compact text; an
   # empty list or map as [] or {}; else each item on a line of its own,
   # one indent deeper, and the closing bracket on a line at the opener's

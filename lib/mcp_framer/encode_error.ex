@@ -17,7 +17,8 @@ defmodule McpFramer.EncodeError do
     * `:improper_list` - `value` is the tail of an improper list;
     * `:no_memory` - `value` is how many bytes of text were written when
       the output could not grow, or the size of the text laid out for
-      `pretty:` that could not be allocated.
+      `pretty:` that could not be allocated: the text was to be at least
+      that long.
 
   The messages of the first two are Jason's. As in Jason's
   `EncodeError`, whose only field it is, `message` holds the message too,
@@ -88,7 +89,7 @@ defmodule McpFramer.EncodeError do
   end
 
   defp describe(%__MODULE__{reason: :no_memory, value: bytes}) do
-    "could not allocate memory for the JSON text, #{inspect(bytes)} bytes into it"
+    "could not allocate memory for a JSON text of at least #{inspect(bytes)} bytes"
   end
 
   defp describe(%__MODULE__{reason: reason, value: value}) do
