@@ -137,6 +137,46 @@ defmodule McpFramer.EncodeSchedulerTest do
     end
   end
 
+  # A layout grows with the square of the nesting: a few KB of brackets
+  # laid out with a wide indent are a gigabyte, written on a dirty
+  # scheduler, which no one can preempt. It stops once its caller is gone.
+  test "a dirty layout stops soon after its caller dies" do
+    deep = String.duplicate("[", 1000) <> String.duplicate("]", 1000)
+    lay_out = fn -> Formatter.pretty_print(deep, indent: :binary.copy(" ", 1024)) end
+    base = :erlang.memory(:binary)
+
+    # Timed on memory the first one faulted in, as the killed one is.
+    whole =
+      for _ <- 1..2 do
+        {time, size} = :timer.tc(fn -> byte_size(lay_out.()) end)
+        assert size > 1_000_000_000
+        :erlang.garbage_collect()
+        wait_until(fn -> :erlang.memory(:binary) < base + 500_000_000 end)
+        time
+      end
+      |> List.last()
+
+    caller = spawn(fn -> lay_out.() end)
+    wait_until(fn -> :erlang.memory(:binary) > base + 800_000_000 end)
+    Process.exit(caller, :kill)
+
+    {stopped, :ok} =
+      :timer.tc(fn -> wait_until(fn -> :erlang.memory(:binary) < base + 500_000_000 end) end)
+
+    assert stopped < whole / 2,
+           "freed #{div(stopped, 1000)} ms after its caller died; whole, #{div(whole, 1000)} ms"
+  end
+
+  defp wait_until(done?) do
+    if done?.(),
+      do: :ok,
+      else:
+        (
+          Process.sleep(2)
+          wait_until(done?)
+        )
+  end
+
   test "JSON text laid out and minimized in a row, on fresh memory" do
     assert_fair(&texts/0, &format/1)
   end

@@ -22,7 +22,9 @@ defmodule McpFramer.JSON.Formatter do
       ~s({"id":1}\n[2,3])
 
   Like `pretty:`, a text longer than a normal scheduler can lay out
-  within a call's time is laid out on a dirty CPU scheduler. The
+  within a call's time is laid out on a dirty CPU scheduler, where it
+  stops soon after its caller dies: a layout grows with the square of
+  the nesting, and a few KB of brackets may take gigabytes. The
   `_to_iodata` functions return the same binary as the others. Bad
   arguments raise `ArgumentError`; a laid-out text too large for memory
   raises `McpFramer.EncodeError` with `reason: :no_memory`.

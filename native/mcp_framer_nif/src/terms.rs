@@ -21,7 +21,8 @@ pub fn copy(env: Env<'_>, bytes: &[u8]) -> Option<ErlNifTerm> {
     // SAFETY: `fill` is given room for exactly `bytes.len()` bytes.
     unsafe {
         new_binary(env, bytes.len(), |data| {
-            std::ptr::copy_nonoverlapping(bytes.as_ptr(), data, bytes.len())
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), data, bytes.len());
+            true
         })
     }
 }
@@ -62,30 +63,35 @@ pub fn copy_in_steps(
 }
 
 /// A new binary of `size` bytes, which `fill` writes, all of them, given
-/// where they go; `None` if the BEAM could not allocate it. One of 64
-/// bytes or fewer is made in the process's heap; a larger one through
-/// `enif_alloc_binary`, which fails where `enif_make_new_binary` would
-/// take the VM down.
+/// where they go; `None` if the BEAM could not allocate it, or `fill`
+/// gave up (returned false). One of 64 bytes or fewer is made in the
+/// process's heap; a larger one through `enif_alloc_binary`, which fails
+/// where `enif_make_new_binary` would take the VM down, and is freed if
+/// `fill` gives up.
 ///
 /// # Safety
-/// `fill` must write `size` bytes from the pointer it is given, no more.
+/// `fill` must write `size` bytes from the pointer it is given, no more,
+/// or give up.
 pub unsafe fn new_binary(
     env: Env<'_>,
     size: usize,
-    fill: impl FnOnce(*mut u8),
+    fill: impl FnOnce(*mut u8) -> bool,
 ) -> Option<ErlNifTerm> {
     if size <= SUB_BINARY_MIN {
         let mut term = MaybeUninit::uninit();
         let data = enif_make_new_binary(env.as_c_arg(), size, term.as_mut_ptr());
-        fill(data);
-        return Some(term.assume_init());
+        // One given up is left to the garbage collector.
+        return fill(data).then(|| term.assume_init());
     }
     let mut binary = MaybeUninit::<ErlNifBinary>::uninit();
     if enif_alloc_binary(size, binary.as_mut_ptr()) == 0 {
         return None;
     }
     let mut binary = binary.assume_init();
-    fill(binary.data);
+    if !fill(binary.data) {
+        enif_release_binary(&mut binary);
+        return None;
+    }
     Some(enif_make_binary(env.as_c_arg(), &mut binary))
 }
 

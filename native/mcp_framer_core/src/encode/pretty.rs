@@ -43,6 +43,19 @@ pub fn len(text: &[u8], layout: &Layout) -> Option<usize> {
 /// there was no memory for the indents of the deepest line.
 pub fn write(text: &[u8], layout: &Layout, out: &mut [u8]) -> Option<usize> {
     let mut at = 0;
+    let room = write_to(text, layout, |bytes| {
+        if let Some(to) = out.get_mut(at..at + bytes.len()) {
+            to.copy_from_slice(bytes);
+            at += bytes.len();
+        }
+    });
+    room.then_some(at)
+}
+
+/// `text` laid out, handed to `put` a piece at a time, in order; false if
+/// there was no memory for the indents of the deepest line, whose pieces
+/// are then left out.
+pub fn write_to(text: &[u8], layout: &Layout, mut put: impl FnMut(&[u8])) -> bool {
     // A line break and as many indents as the deepest line so far: the
     // start of a line at any level is a prefix of it.
     let mut margin = Vec::new();
@@ -62,12 +75,9 @@ pub fn write(text: &[u8], layout: &Layout, out: &mut [u8]) -> Option<usize> {
                 margin.get(..width).unwrap_or_default()
             }
         };
-        if let Some(to) = out.get_mut(at..at + bytes.len()) {
-            to.copy_from_slice(bytes);
-            at += bytes.len();
-        }
+        put(bytes);
     });
-    room.then_some(at)
+    room
 }
 
 /// The start of a line `levels` deep: its separator and indents.

@@ -92,6 +92,7 @@ fn copy(env: Env<'_>, segments: &[&[u8]], time: Option<&Timeslice>) -> Result<Er
                 std::ptr::copy_nonoverlapping(segment.as_ptr(), data, segment.len());
                 data = data.add(segment.len());
             }
+            true
         })
     };
     made.ok_or(Unmade::NoMemory)

@@ -5,7 +5,8 @@
 //! `{indent, line, record, colon}` and replies `{:ok, binary}`,
 //! `{:error, {:no_memory, bytes}}` (`bytes` the size laid out), or on a
 //! normal scheduler `:continue_dirty` for text too long to lay out within
-//! a call's time, having measured only how long it would be laid out.
+//! a call's time, having measured only how long it would be laid out; and
+//! `:error` to a caller that died while its text was written.
 
 use crate::error::FramerError;
 use crate::terms;
@@ -67,8 +68,10 @@ fn run<'a>(
         match size {
             Some(size) if normal && size > NORMAL_OUTPUT_MAX => atoms::continue_dirty().encode(env),
             Some(size) => match laid_out(env, text.as_slice(), &layout, size)? {
-                Some(binary) => (atoms::ok(), binary).encode(env),
-                None => no_memory(env, size),
+                LaidOut::Text(binary) => (atoms::ok(), binary).encode(env),
+                LaidOut::NoMemory => no_memory(env, size),
+                // No one is left to read the reply.
+                LaidOut::CallerGone => atoms::error().encode(env),
             },
             None => no_memory(env, usize::MAX),
         }
@@ -77,31 +80,58 @@ fn run<'a>(
     Ok(reply)
 }
 
-/// A new binary of `size` bytes, `text` laid out; `None` if the BEAM could
-/// not allocate it, or the indents of its deepest line.
+/// A laid-out text grows with the square of its nesting: a few KB of
+/// brackets with a wide indent take gigabytes, and seconds to write on a
+/// dirty scheduler, which nothing can preempt. Every this many bytes
+/// written, the layout looks whether its caller is still alive, and stops
+/// if not: a caller that gave up waiting (a task killed on its timeout)
+/// frees the scheduler.
+const ALIVE_CHECK_BYTES: usize = 4 * 1024 * 1024;
+
+enum LaidOut<'a> {
+    Text(Term<'a>),
+    /// The BEAM could not allocate the binary, or the indents of the
+    /// deepest line.
+    NoMemory,
+    /// The calling process died while the text was written.
+    CallerGone,
+}
+
+/// A new binary of `size` bytes, `text` laid out, written straight into it.
 fn laid_out<'a>(
     env: Env<'a>,
     text: &[u8],
     layout: &Layout,
     size: usize,
-) -> Result<Option<Term<'a>>, FramerError> {
-    let mut written = None;
-    // SAFETY: `fill` is given room for `size` bytes, zeroed before they are
-    // made a slice and written.
+) -> Result<LaidOut<'a>, FramerError> {
+    let (mut made, mut written, mut room, mut gone) = (false, 0, true, false);
+    // SAFETY: `fill` writes each piece only where it fits in the `size`
+    // bytes it is given, after the pieces before it, and gives up unless
+    // they were all written and filled the binary exactly.
     let binary = unsafe {
         terms::new_binary(env, size, |data| {
-            std::ptr::write_bytes(data, 0, size);
-            written = pretty::write(text, layout, std::slice::from_raw_parts_mut(data, size));
+            made = true;
+            room = pretty::write_to(text, layout, |bytes| {
+                if gone || bytes.len() > size - written {
+                    return;
+                }
+                std::ptr::copy_nonoverlapping(bytes.as_ptr(), data.add(written), bytes.len());
+                let before = written / ALIVE_CHECK_BYTES;
+                written += bytes.len();
+                if written / ALIVE_CHECK_BYTES != before {
+                    gone = rustler::sys::enif_is_current_process_alive(env.as_c_arg()) == 0;
+                }
+            });
+            room && !gone && written == size
         })
     };
-    match (binary, written) {
+    match binary {
+        // SAFETY: `new_binary` made the term in `env`.
+        Some(binary) => Ok(LaidOut::Text(unsafe { Term::new(env, binary) })),
+        None if !made || !room => Ok(LaidOut::NoMemory),
+        None if gone => Ok(LaidOut::CallerGone),
         // `size` is what `len` gave for the same text and layout.
-        (Some(binary), Some(written)) if written == size => {
-            // SAFETY: `new_binary` made the term in `env`.
-            Ok(Some(unsafe { Term::new(env, binary) }))
-        }
-        (Some(_), Some(_)) => Err(FramerError::EncoderMismatch),
-        _ => Ok(None),
+        None => Err(FramerError::EncoderMismatch),
     }
 }
 
