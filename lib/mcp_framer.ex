@@ -80,8 +80,10 @@ defmodule McpFramer do
       chunk its partial message started in, plus 4 KiB, and 64 KiB of
       the NIF's memory for the messages of a call. An oversized line
       is dropped without being held. A dropped framer is freed by garbage
-      collection. If the BEAM cannot allocate, the message is discarded
-      like an oversized one.
+      collection. If the BEAM cannot allocate room to hold an unfinished
+      message, that message is discarded like an oversized one; if it
+      cannot allocate a message the chunk completes, `feed/2` raises
+      (see there).
     * The NIF allocates its buffers of 4 KiB or more with the VM's
       allocator, which `:erlang.memory(:system)` counts. Between calls
       each scheduler thread, normal or dirty CPU, keeps under 2.5 MiB of
@@ -136,7 +138,8 @@ defmodule McpFramer do
   the call (a small chunk, a document of up to 4 KiB that does no more
   work than its size predicts), so a process that feeds many chunks in a
   row is preempted like any other. Each byte fed is
-  searched for newlines once, apart from the start of a chunk that
+  searched for newlines once, apart from the line at which a call
+  paused, searched again by the next, and the start of a chunk that
   completes a message of over 256 KiB from held bytes, searched again up
   to its newline for each slice of the message copied.
   """
@@ -161,7 +164,8 @@ defmodule McpFramer do
 
   ## Options
 
-    * `:max_message_bytes` - positive integer, default 8 MiB (8_388_608).
+    * `:max_message_bytes` - positive integer up to 2^64 - 1, default
+      8 MiB (8_388_608).
     * `:decode` - `:json` to decode each message as `McpFramer.JSON.decode/2`
       would; `nil` (default) for binaries. See "Decoding" below.
     * `:strings` - with `decode: :json`, `:copy` makes every decoded string
@@ -170,7 +174,8 @@ defmodule McpFramer do
       message.
     * `:keys`, `:max_depth`, `:max_values`, `:duplicate_keys` - with
       `decode: :json`, as `McpFramer.JSON.decode/2` takes them, except a
-      key function.
+      key function; and `:floats` and `:objects` as it takes them, with
+      Jason's defaults (`:native`, `:maps`) alone.
 
   Raises `ArgumentError` for anything else: a non-keyword list, an unknown
   option, `:max_message_bytes` or `:decode` given twice, a cap that is not
@@ -358,7 +363,9 @@ defmodule McpFramer do
 
     * `:on_oversize` - `:skip` (default) drops oversized lines and goes on;
       `:raise` raises `McpFramer.MessageTooLargeError` after emitting the
-      messages of the chunk that held the oversized line.
+      messages of the chunk that held the oversized line: when the next
+      chunk is asked for, or the chunks end. A consumer that stops taking
+      messages before then does not see it.
 
   Bytes after the last newline are an incomplete message and are dropped.
 

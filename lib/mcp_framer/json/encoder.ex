@@ -98,7 +98,8 @@ defmodule McpFramer.JSON.Encoder do
 
   ## Schedulers
 
-  No call holds a normal scheduler for a millisecond: a term whose
+  No call holds a normal scheduler for 2 ms (the guarantee of
+  `McpFramer`'s "Schedulers", which the tests check): a term whose
   encoding would take longer is encoded on a dirty CPU scheduler
   instead, as soon as that shows, and each call's time is reported to
   the scheduler; so is laying the text out for `pretty:`, which is done

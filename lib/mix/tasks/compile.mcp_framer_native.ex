@@ -6,8 +6,9 @@ defmodule Mix.Tasks.Compile.McpFramerNative do
   builds in the directory `CARGO_TARGET_DIR` names, if set, else in
   `target/`.
 
-  Cargo runs only when a file under `native/`, `Cargo.toml` or `Cargo.lock`
-  is not older than the library in `priv/native/`. `mix.exs` requires this file
+  Cargo runs only when a `.rs` or `.toml` file under `native/`,
+  `Cargo.toml`, `Cargo.lock` or `.cargo/config.toml` is not older than
+  the library in `priv/native/`. `mix.exs` requires this file
   before the project compiles, since Mix needs the compiler first.
   """
   use Mix.Task.Compiler
