@@ -432,8 +432,6 @@ defmodule McpFramer do
     end
   end
 
-  # The cap, the decode option, and the decoding options as the NIF takes
-  # them (nil without decode: :json).
   # A function is enumerable only as a reduce function, of two arguments;
   # a list, only a proper one.
   defp enumerable?(chunks) when is_function(chunks), do: is_function(chunks, 2)
@@ -443,8 +441,9 @@ defmodule McpFramer do
   defp proper_list?([_ | rest]), do: proper_list?(rest)
   defp proper_list?(rest), do: rest == []
 
-  # `caller` names the function whose options they are, and `others` its
-  # own options, which `opts` no longer holds.
+  # The cap, and the decoding options as the NIF takes them (nil without
+  # decode: :json). `caller` names the function whose options they are,
+  # and `others` its own options, which `opts` no longer holds.
   defp validate_options!(opts, caller, others) do
     opts = keyword!(opts, caller)
     {decoding, opts} = Keyword.split(opts, McpFramer.JSON.option_names())
