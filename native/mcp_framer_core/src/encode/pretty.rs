@@ -44,24 +44,30 @@ pub fn len(text: &[u8], layout: &Layout) -> Option<usize> {
 pub fn write(text: &[u8], layout: &Layout, out: &mut [u8]) -> Option<usize> {
     let mut at = 0;
     let room = write_to(text, layout, |bytes| {
-        if let Some(to) = out.get_mut(at..at + bytes.len()) {
-            to.copy_from_slice(bytes);
-            at += bytes.len();
-        }
+        let Some(to) = out.get_mut(at..at + bytes.len()) else {
+            return false;
+        };
+        to.copy_from_slice(bytes);
+        at += bytes.len();
+        true
     });
     room.then_some(at)
 }
 
-/// `text` laid out, handed to `put` a piece at a time, in order; false if
-/// there was no memory for the indents of the deepest line, whose pieces
-/// are then left out.
-pub fn write_to(text: &[u8], layout: &Layout, mut put: impl FnMut(&[u8])) -> bool {
+/// `text` laid out, handed to `put` a piece at a time, in order, until it
+/// returns false; false if there was no memory for the indents of the
+/// deepest line, whose pieces are then left out.
+pub fn write_to(text: &[u8], layout: &Layout, mut put: impl FnMut(&[u8]) -> bool) -> bool {
+    let mut going = true;
     // A line break and as many indents as the deepest line so far: the
     // start of a line at any level is a prefix of it.
     let mut margin = Vec::new();
     let mut room = margin.try_reserve(layout.line.len()).is_ok();
     margin.extend_from_slice(layout.line);
     lay_out(text, layout, |piece| {
+        if !going {
+            return;
+        }
         let bytes = match piece {
             Piece::Text(bytes) => bytes,
             Piece::NewLine(levels) => {
@@ -75,7 +81,7 @@ pub fn write_to(text: &[u8], layout: &Layout, mut put: impl FnMut(&[u8])) -> boo
                 margin.get(..width).unwrap_or_default()
             }
         };
-        put(bytes);
+        going = put(bytes);
     });
     room
 }

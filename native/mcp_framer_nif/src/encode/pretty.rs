@@ -82,10 +82,10 @@ fn run<'a>(
 
 /// A laid-out text grows with the square of its nesting: a few KB of
 /// brackets with a wide indent take gigabytes, and seconds to write on a
-/// dirty scheduler, which nothing can preempt. Every this many bytes
-/// written, the layout looks whether its caller is still alive, and stops
-/// if not: a caller that gave up waiting (a task killed on its timeout)
-/// frees the scheduler.
+/// dirty scheduler, which nothing can preempt. After each piece that
+/// takes it past a multiple of this many bytes written, the layout looks
+/// whether its caller is still alive, and stops if not: a caller that
+/// gave up waiting (a task killed on its timeout) frees the scheduler.
 const ALIVE_CHECK_BYTES: usize = 4 * 1024 * 1024;
 
 enum LaidOut<'a> {
@@ -105,15 +105,18 @@ fn laid_out<'a>(
     size: usize,
 ) -> Result<LaidOut<'a>, FramerError> {
     let (mut made, mut written, mut room, mut gone) = (false, 0, true, false);
-    // SAFETY: `fill` writes each piece only where it fits in the `size`
-    // bytes it is given, after the pieces before it, and gives up unless
-    // they were all written and filled the binary exactly.
+    // SAFETY: `fill` writes each piece right after the one before, and
+    // stops at the first that does not fit in the `size` bytes it is
+    // given; it gives up unless every piece was written, filling the
+    // binary exactly.
     let binary = unsafe {
         terms::new_binary(env, size, |data| {
             made = true;
+            let mut fits = true;
             room = pretty::write_to(text, layout, |bytes| {
-                if gone || bytes.len() > size - written {
-                    return;
+                fits = bytes.len() <= size - written;
+                if !fits {
+                    return false;
                 }
                 std::ptr::copy_nonoverlapping(bytes.as_ptr(), data.add(written), bytes.len());
                 let before = written / ALIVE_CHECK_BYTES;
@@ -121,8 +124,9 @@ fn laid_out<'a>(
                 if written / ALIVE_CHECK_BYTES != before {
                     gone = rustler::sys::enif_is_current_process_alive(env.as_c_arg()) == 0;
                 }
+                !gone
             });
-            room && !gone && written == size
+            room && fits && !gone && written == size
         })
     };
     match binary {
