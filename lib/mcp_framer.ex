@@ -188,9 +188,13 @@ defmodule McpFramer do
   """
   @spec new(keyword()) :: t()
   def new(opts \\ []) do
-    {cap, decode_options} = validate_options!(opts, "McpFramer.new/1", "")
-    %__MODULE__{resource: Native.new(cap, decode_options), generation: 0}
+    opts
+    |> validate_options!("McpFramer.new/1", [])
+    |> framer()
   end
+
+  defp framer({cap, decode_options}),
+    do: %__MODULE__{resource: Native.new(cap, decode_options), generation: 0}
 
   @doc """
   Feeds the next chunk; returns the complete messages it finished, in order.
@@ -364,7 +368,7 @@ defmodule McpFramer do
     * `:on_oversize` - `:skip` (default) drops oversized lines and goes on;
       `:raise` raises `McpFramer.MessageTooLargeError` after emitting the
       messages of the chunk that held the oversized line: when the next
-      chunk is asked for, or the chunks end. A consumer that stops taking
+      chunk comes, or the chunks end. A consumer that stops taking
       messages before then does not see it.
 
   Bytes after the last newline are an incomplete message and are dropped.
@@ -380,7 +384,7 @@ defmodule McpFramer do
     {on_oversize, framer_opts} = pop_on_oversize!(opts)
 
     {cap, _decode_options} =
-      validate_options!(framer_opts, "McpFramer.stream/2", ":on_oversize, ")
+      settings = validate_options!(framer_opts, "McpFramer.stream/2", [:on_oversize])
 
     if not enumerable?(chunks) do
       raise ArgumentError,
@@ -389,7 +393,7 @@ defmodule McpFramer do
 
     Stream.transform(
       chunks,
-      fn -> {new(framer_opts), nil} end,
+      fn -> {framer(settings), nil} end,
       fn chunk, {framer, pending} ->
         raise_pending(pending)
 
@@ -452,12 +456,13 @@ defmodule McpFramer do
     case Keyword.validate(opts, max_message_bytes: @default_max_message_bytes, decode: nil) do
       {:ok, valid} ->
         decode = decode!(valid[:decode])
-        {cap!(valid[:max_message_bytes]), decode_options!(decode, decoding)}
+        {cap!(valid[:max_message_bytes]), decode_options!(decode, decoding, caller)}
 
       {:error, unknown} ->
         raise ArgumentError,
               "unknown #{caller} option(s) #{inspect(unknown)}; the options are " <>
-                "#{others}:max_message_bytes, :decode and, with decode: :json, those of " <>
+                "#{Enum.map_join(others ++ [:max_message_bytes, :decode], ", ", &inspect/1)} " <>
+                "and, with decode: :json, those of " <>
                 "McpFramer.JSON.decode/2"
     end
   end
@@ -484,8 +489,8 @@ defmodule McpFramer do
     raise ArgumentError, "expected :decode to be :json or nil, got: #{inspect(decode)}"
   end
 
-  defp decode_options!(:json, decoding) do
-    options = McpFramer.JSON.options!(decoding, "McpFramer.new/1")
+  defp decode_options!(:json, decoding, caller) do
+    options = McpFramer.JSON.options!(decoding, caller)
 
     if is_function(elem(options, 1)) do
       raise ArgumentError,
@@ -497,9 +502,9 @@ defmodule McpFramer do
     options
   end
 
-  defp decode_options!(nil, []), do: nil
+  defp decode_options!(nil, [], _caller), do: nil
 
-  defp decode_options!(nil, [{name, value} | _]) do
+  defp decode_options!(nil, [{name, value} | _], _caller) do
     raise ArgumentError,
           "the #{inspect(name)} option (got: #{inspect(value)}) applies only with decode: :json"
   end

@@ -6,6 +6,10 @@ defmodule McpFramer.NativeBuildTest do
   # directory given by --target-dir, else CARGO_TARGET_DIR, else ./target.
   @root Path.expand("..", __DIR__)
 
+  @library if match?({:unix, :darwin}, :os.type()),
+             do: "libmcp_framer_nif.dylib",
+             else: "libmcp_framer_nif.so"
+
   @cargo """
   #!/bin/sh
   dir=${CARGO_TARGET_DIR:-target}
@@ -13,7 +17,7 @@ defmodule McpFramer.NativeBuildTest do
     if [ "$1" = --target-dir ]; then dir=$2; fi
     shift
   done
-  mkdir -p "$dir/release" && echo built >"$dir/release/libmcp_framer_nif.so"
+  mkdir -p "$dir/release" && echo built >"$dir/release/#{@library}"
   """
 
   @tag timeout: 300_000
