@@ -87,13 +87,20 @@ defmodule McpFramer.IntegerLimitTest do
   test "an 8 MiB line of digits fed as a Port would gives its error item in well under a second" do
     line = "[" <> :binary.copy("7", 8 * @mib - 2) <> "]"
     chunks = Chunks.port(line <> "\n")
-    framer = McpFramer.new(decode: :json)
 
-    {micros, [item]} = :timer.tc(fn -> Frames.frame(framer, chunks) end)
+    # Decoded in quadratic time, as before the limit, this took 49 s; in
+    # linear time about 0.2 s, alone on a busy machine. Of three tries,
+    # one under a second will do: a busy machine may slow any one down.
+    times =
+      Enum.reduce_while(1..3, [], fn _, times ->
+        framer = McpFramer.new(decode: :json)
+        {micros, [item]} = :timer.tc(fn -> Frames.frame(framer, chunks) end)
+        assert {:error, %DecodeError{position: 1, token: token}} = item
+        assert token == binary_part(line, 1, 8 * @mib - 2)
+        if micros < 1_000_000, do: {:halt, [micros | times]}, else: {:cont, [micros | times]}
+      end)
 
-    assert {:error, %DecodeError{position: 1, token: token}} = item
-    assert token == binary_part(line, 1, 8 * @mib - 2)
-    # Decoded in quadratic time, as before the limit, this took 49 s.
-    assert micros < 1_000_000, "took #{div(micros, 1000)} ms"
+    assert hd(times) < 1_000_000,
+           "took #{inspect(Enum.map(times, &div(&1, 1000)))} ms, last first"
   end
 end
