@@ -194,7 +194,9 @@ defmodule McpFramer.EncodeSchedulerTest do
     end
   end
 
-  # :ok once `done?` holds, or :timeout after `ms`.
+  # :ok once `done?` holds, or :timeout after `ms`. It looks without
+  # sleeping, so that its scheduler's thread stays awake: on a busy
+  # machine one that sleeps can be woken 130 ms late.
   defp wait_until(done?, ms \\ 10_000) do
     deadline = System.monotonic_time(:millisecond) + ms
     wait_until_deadline(done?, deadline)
@@ -209,7 +211,7 @@ defmodule McpFramer.EncodeSchedulerTest do
         :timeout
 
       true ->
-        Process.sleep(1)
+        :erlang.yield()
         wait_until_deadline(done?, deadline)
     end
   end
