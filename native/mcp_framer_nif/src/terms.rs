@@ -45,20 +45,20 @@ pub fn copy_in_steps(
     more: impl FnMut() -> bool,
 ) -> Result<ErlNifTerm, Unmade> {
     let size = segments.iter().map(|segment| segment.len()).sum();
-    let mut binary = MaybeUninit::<ErlNifBinary>::uninit();
-    // SAFETY: a binary of `size` bytes is written through `data` only
-    // within that length, and released unless it becomes a term.
-    unsafe {
-        if enif_alloc_binary(size, binary.as_mut_ptr()) == 0 {
-            return Err(Unmade::NoMemory);
-        }
-        let mut binary = binary.assume_init();
-        let to = std::slice::from_raw_parts_mut(binary.data, binary.size);
-        if copy_pieces(segments.iter().copied(), 0, to, step, more) < size {
-            enif_release_binary(&mut binary);
-            return Err(Unmade::Stopped);
-        }
-        Ok(enif_make_binary(env.as_c_arg(), &mut binary))
+    let mut made = false;
+    // SAFETY: `fill` writes the `size` bytes it is given through a slice
+    // of that length, and gives up if the copy stopped short.
+    let binary = unsafe {
+        new_binary(env, size, |data| {
+            made = true;
+            let to = std::slice::from_raw_parts_mut(data, size);
+            copy_pieces(segments.iter().copied(), 0, to, step, more) == size
+        })
+    };
+    match binary {
+        Some(binary) => Ok(binary),
+        None if made => Err(Unmade::Stopped),
+        None => Err(Unmade::NoMemory),
     }
 }
 
