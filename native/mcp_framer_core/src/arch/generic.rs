@@ -4,7 +4,9 @@
 //! here is inlined into that function, so that the block's instructions
 //! are too.
 
-use super::{Block, Copied, Decoded, Masks, Run, Scan, Special, Stops, ESCAPE_BLOCK, ESCAPE_ROOM};
+use super::{Block, Copied, Decoded, Masks, Run, Scan, Special, Stops};
+#[cfg(target_arch = "x86_64")]
+use super::{ESCAPE_BLOCK, ESCAPE_ROOM};
 
 /// The bits of a mask below bit `length` (< 64).
 #[inline(always)]
@@ -13,6 +15,7 @@ fn below(length: u32) -> u64 {
 }
 
 /// The bits of a mask below bit `length`, up to all 64.
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn first(length: usize) -> u64 {
     u64::MAX.checked_shr(64 - length as u32).unwrap_or(0)
@@ -264,6 +267,7 @@ pub(super) unsafe fn copy_runs<const N: usize, B: Block<N>, S: Special>(
 /// many of its bytes it took, N to go on to the next block or fewer to
 /// stop at a byte for the [`Special`], and the bits of those bytes that
 /// are 0x80 or above.
+#[cfg(target_arch = "x86_64")]
 pub(super) struct Took {
     pub length: usize,
     pub high: u64,
@@ -274,6 +278,7 @@ pub(super) struct Took {
 /// `avx2::copy_runs_compressed`): `block` writes what it takes of the
 /// block at `at`, the `Special` decodes what stopped it short, and the
 /// last bytes, fewer than N, go to `rest`.
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(super) fn copy_blocks<const N: usize, S: Special>(
     input: &[u8],
@@ -319,6 +324,7 @@ pub(super) fn copy_blocks<const N: usize, S: Special>(
 /// the first of `stops`, a bit for each byte that ends it, and before the
 /// first escape of `escapers`, the `\` that start one, that `special`
 /// leaves for its [`Special::at`] ([`Special::simple`]).
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(super) fn run_length<S: Special>(special: &mut S, at: usize, escapers: u64, stops: u64) -> u32 {
     let mut length = stops.trailing_zeros();
@@ -334,6 +340,7 @@ pub(super) fn run_length<S: Special>(special: &mut S, at: usize, escapers: u64, 
 
 /// The `\` of a block that start an escape, where the block does not start
 /// inside one: in each run of `\`, the first, the third and so on.
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(super) fn escapers(backslash: u64) -> u64 {
     const EVEN: u64 = 0x5555_5555_5555_5555;
@@ -348,6 +355,7 @@ pub(super) fn escapers(backslash: u64) -> u64 {
 /// The bit where a run of `\` that reaches the last byte of a block of N
 /// starts, if one does: which of its `\` escape what the block cannot
 /// tell.
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(super) fn last_run_start<const N: usize>(backslash: u64) -> u64 {
     match (backslash << (64 - N)).leading_ones() {
@@ -364,6 +372,7 @@ pub(super) fn last_run_start<const N: usize>(backslash: u64) -> u64 {
 ///
 /// # Safety
 /// `block` writes every byte it counts, and no more than [`ESCAPE_ROOM`].
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(super) unsafe fn escape_blocks(
     text: &[u8],
@@ -522,6 +531,7 @@ impl<'a> Writer<'a> {
 
     /// Where `additional` bytes may be written past the length, room for
     /// them made; [`Writer::count`] counts them.
+    #[cfg(target_arch = "x86_64")]
     #[inline(always)]
     pub(super) fn room(&mut self, additional: usize) -> *mut u8 {
         self.reserve(additional);
@@ -533,12 +543,14 @@ impl<'a> Writer<'a> {
     ///
     /// # Safety
     /// They were, in the room [`Writer::room`] made.
+    #[cfg(target_arch = "x86_64")]
     #[inline(always)]
     pub(super) unsafe fn count(&mut self, length: usize) {
         self.length += length;
     }
 
     /// Appends what an escape decoded to.
+    #[cfg(target_arch = "x86_64")]
     #[inline(always)]
     pub(super) fn push(&mut self, decoded: Decoded) {
         self.reserve(4);

@@ -368,6 +368,8 @@ impl Isa {
     /// [`escape_blocks`] with this instruction set: `None` for one without
     /// a block loop for it, where the encoder's loop escapes every byte.
     #[inline(always)]
+    // Elsewhere there is no block loop, and nothing to give the arguments to.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_variables, clippy::ptr_arg))]
     pub fn escape_blocks(self, text: &[u8], from: usize, out: &mut Vec<u8>) -> Option<usize> {
         match self.0 {
             // SAFETY: an `Isa` of this kind is made only where the CPU has it.
