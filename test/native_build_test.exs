@@ -20,6 +20,23 @@ defmodule McpFramer.NativeBuildTest do
   mkdir -p "$dir/release" && echo built >"$dir/release/#{@library}"
   """
 
+  # Cargo names a library by its target's DLL_PREFIX and DLL_SUFFIX;
+  # :erlang.load_nif/2 adds .dll on Windows and .so on every Unix to the
+  # path McpFramer.Native gives it, priv/native/libmcp_framer_nif.
+  test "the NIF is copied to the name the BEAM loads it by, on every OS" do
+    for {os, built, loaded} <- [
+          {{:unix, :linux}, "libmcp_framer_nif.so", "libmcp_framer_nif.so"},
+          {{:unix, :freebsd}, "libmcp_framer_nif.so", "libmcp_framer_nif.so"},
+          {{:unix, :darwin}, "libmcp_framer_nif.dylib", "libmcp_framer_nif.so"},
+          {{:win32, :nt}, "mcp_framer_nif.dll", "libmcp_framer_nif.dll"}
+        ] do
+      assert Mix.Tasks.Compile.McpFramerNative.library_names(os) == {built, loaded}
+    end
+
+    {_built, here} = Mix.Tasks.Compile.McpFramerNative.library_names(:os.type())
+    assert File.exists?(Path.join(:code.priv_dir(:mcp_framer), "native/" <> here))
+  end
+
   @tag timeout: 300_000
   test "the NIF is taken from the target directory CARGO_TARGET_DIR names" do
     dir = Path.join(System.tmp_dir!(), "mcp_framer_build_#{System.unique_integer([:positive])}")

@@ -18,9 +18,10 @@ defmodule Mix.Tasks.Compile.McpFramerNative do
 
   @impl Mix.Task.Compiler
   def run(_args) do
-    target = Path.join([@root, "priv", "native", "lib#{@crate}.so"])
+    {built, installed} = library_names(:os.type())
+    target = Path.join([@root, "priv", "native", installed])
 
-    result = if up_to_date?(target), do: {:noop, []}, else: build(target)
+    result = if up_to_date?(target), do: {:noop, []}, else: build(built, target)
     # priv/ may not have existed when Mix linked it into _build.
     Mix.Project.build_structure()
     result
@@ -53,7 +54,7 @@ defmodule Mix.Tasks.Compile.McpFramerNative do
     end
   end
 
-  defp build(target) do
+  defp build(built, target) do
     cargo = System.find_executable("cargo") || Mix.raise(missing_cargo())
     target_dir = target_dir()
     args = ["build", "--release", "--locked", "--package", @crate, "--target-dir", target_dir]
@@ -62,7 +63,7 @@ defmodule Mix.Tasks.Compile.McpFramerNative do
     case System.cmd(cargo, args, cd: @root, stderr_to_stdout: true, into: IO.stream()) do
       {_, 0} ->
         File.mkdir_p!(Path.dirname(target))
-        File.cp!(Path.join([target_dir, "release", built_name()]), target)
+        File.cp!(Path.join([target_dir, "release", built]), target)
         {:ok, []}
 
       {_, status} ->
@@ -83,13 +84,14 @@ defmodule Mix.Tasks.Compile.McpFramerNative do
     end
   end
 
-  defp built_name do
-    case :os.type() do
-      {:unix, :darwin} -> "lib#{@crate}.dylib"
-      {:win32, _} -> "#{@crate}.dll"
-      {:unix, _} -> "lib#{@crate}.so"
-    end
-  end
+  @doc false
+  # The library cargo builds on an OS (`:os.type/0`), and the name it is
+  # copied to in priv/native/: the one `:erlang.load_nif/2` looks for,
+  # given McpFramer.Native's path without its extension, which the BEAM
+  # adds: `.dll` on Windows, `.so` on every Unix, macOS included.
+  def library_names({:win32, _}), do: {"#{@crate}.dll", "lib#{@crate}.dll"}
+  def library_names({:unix, :darwin}), do: {"lib#{@crate}.dylib", "lib#{@crate}.so"}
+  def library_names({:unix, _}), do: {"lib#{@crate}.so", "lib#{@crate}.so"}
 
   defp missing_cargo do
     "cargo not found: mcp_framer builds a Rust NIF and needs Rust >= 1.91 (https://rustup.rs)"
