@@ -1,8 +1,9 @@
 # make test   installs Elixir when missing, then runs every test and gate
 # make demo   frames a real MCP stdio server: make demo SERVER="cmd args"
 # make cross  the crates built for 64-bit ARM (Apple silicon, Graviton):
-#             clippy and the docs, and the core crate's tests under qemu
-#             (make test runs it; CROSS= skips it, as the matrix roots do)
+#             clippy and the docs, and the core crate's tests under qemu;
+#             clippy for macOS on ARM and for Windows (make test runs it;
+#             CROSS= skips it, as the matrix roots do)
 # make fuzz   fuzzes the framer, the JSON parser, the encoder's string
 #             writing and pretty:'s layout, FUZZ_SECONDS in all (default
 #             30, a quarter each; make test runs it)
@@ -75,14 +76,19 @@ rust-tests:
 # On 64-bit ARM the string code is the portable twin and memchr's, and
 # code meant for x86-64 alone must not leave warnings there: clippy and
 # the docs for that target, then the core crate's tests, run by qemu.
-# rustup adds the target's standard library; Debian has the rest.
+# macOS on ARM and Windows get clippy alone (nothing here links for
+# them). rustup adds the targets' standard libraries; Debian has the rest.
 CROSS ?= aarch64-unknown-linux-gnu
+CROSS_CHECKED := aarch64-apple-darwin x86_64-pc-windows-gnu
 CROSS_TOOLS := qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 cross:
 ifeq ($(CROSS),)
 	@echo "cross: skipped (CROSS is empty)"
 else
-	rustup target list --installed | grep -qx $(CROSS) || rustup target add $(CROSS)
+	for target in $(CROSS) $(CROSS_CHECKED); do \
+	  rustup target list --installed | grep -qx $$target || rustup target add $$target || exit 1; done
+	for target in $(CROSS_CHECKED); do \
+	  cargo clippy --all-targets --locked --target $$target -- -D warnings || exit 1; done
 	@command -v qemu-aarch64 >/dev/null && command -v aarch64-linux-gnu-gcc >/dev/null || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(CROSS_TOOLS); \
