@@ -52,7 +52,7 @@ defmodule McpFramer.IntegrationTest do
   end
 
   describe "@modelcontextprotocol/server-everything" do
-    if not (System.find_executable("node") && File.exists?(@everything)) and
+    if !(System.find_executable("node") && File.exists?(@everything)) and
          System.get_env("CI") != "true" do
       @missing "node or server-everything missing: run test/mcp_server/setup.sh"
       IO.puts(:stderr, "skipping the server-everything integration tests: #{@missing}")
