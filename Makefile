@@ -21,6 +21,8 @@
 #               and pretty: true against jiffy's [:pretty] and Jason
 #               (BENCH_ONLY=...; BEAM=trixie or forky runs it in that root)
 # make matrix   make test in Debian roots with OTP 27 and 29 (.ci/matrix)
+# make arm      the Elixir tests with the NIF in an ARM BEAM, under qemu
+#               (.ci/arm; not part of make test)
 # make compare REV=<rev>  the framing, decoding and encoding rows, now
 #               against REV, in one VM (BENCH_ONLY=... as for make bench;
 #               the decoding rows' names start "decode", the encoding
@@ -37,7 +39,7 @@ HOST := $(shell rustc -vV 2>/dev/null | sed -n 's/^host: //p')
 FUZZ_RUSTFLAGS := --cfg fuzzing -Cpasses=sancov-module -Cdebug-assertions -Coverflow-checks \
   $(addprefix -Cllvm-args=-sanitizer-coverage-,level=4 inline-8bit-counters pc-table trace-compares)
 
-.PHONY: test demo bench compare profile matrix fuzz soak tools rust-tests cross elixir-tests dialyzer
+.PHONY: test demo bench compare profile matrix arm fuzz soak tools rust-tests cross elixir-tests dialyzer
 
 test: tools rust-tests cross fuzz elixir-tests soak dialyzer
 test: SOAK_SECONDS = 10
@@ -179,6 +181,9 @@ profile: tools
 	MIX_ENV=prod mix compile
 	ROW="$(ROW)" SIDE="$(SIDE)" MIX_ENV=prod elixir --erl "+JPperf true" -S mix run -r bench/run.exs bench/profile.exs
 	perf report -q -i _build/perf.data --no-children --sort dso,sym 2>/dev/null | awk -f bench/perf_split.awk
+
+arm:
+	.ci/arm
 
 # make test in each Debian root of .ci/matrix, built on first use.
 MATRIX ?= trixie forky
