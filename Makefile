@@ -78,16 +78,18 @@ rust-tests:
 # On 64-bit ARM the string code is the portable twin and memchr's, and
 # code meant for x86-64 alone must not leave warnings there: clippy and
 # the docs for that target, then the core crate's tests, run by qemu.
-# macOS on ARM and Windows get clippy alone (nothing here links for
-# them). rustup adds the targets' standard libraries; Debian has the rest.
-CROSS ?= aarch64-unknown-linux-gnu
+# macOS on ARM and Windows (its GNU target) get clippy alone (nothing
+# here links for them). rustup adds the targets' standard libraries; Debian has the rest.
+# CROSS= (empty) skips it all.
+CROSS ?= yes
+ARM := aarch64-unknown-linux-gnu
 CROSS_CHECKED := aarch64-apple-darwin x86_64-pc-windows-gnu
 CROSS_TOOLS := qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 cross:
 ifeq ($(CROSS),)
 	@echo "cross: skipped (CROSS is empty)"
 else
-	for target in $(CROSS) $(CROSS_CHECKED); do \
+	for target in $(ARM) $(CROSS_CHECKED); do \
 	  rustup target list --installed | grep -qx $$target || rustup target add $$target || exit 1; done
 	for target in $(CROSS_CHECKED); do \
 	  cargo clippy --all-targets --locked --target $$target -- -D warnings || exit 1; done
@@ -97,11 +99,11 @@ else
 	  else \
 	    echo "qemu-aarch64 or aarch64-linux-gnu-gcc not found: install them (apt-get install $(CROSS_TOOLS))"; exit 1; \
 	  fi; }
-	cargo clippy --all-targets --locked --target $(CROSS) -- -D warnings
-	RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked -q --target $(CROSS)
+	cargo clippy --all-targets --locked --target $(ARM) -- -D warnings
+	RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked -q --target $(ARM)
 	CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc \
 	  CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu" \
-	  cargo test --locked -q --target $(CROSS) -p mcp_framer_core
+	  cargo test --locked -q --target $(ARM) -p mcp_framer_core
 endif
 
 # Each target gets a quarter, rounded up: -max_total_time=0 would mean no limit.
