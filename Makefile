@@ -44,16 +44,21 @@ FUZZ_RUSTFLAGS := --cfg fuzzing -Cpasses=sancov-module -Cdebug-assertions -Cover
 test: tools rust-tests cross fuzz elixir-tests soak dialyzer
 test: SOAK_SECONDS = 10
 
+# $(call install,COMMANDS,PACKAGES): unless all of COMMANDS are on the
+# PATH, installs PACKAGES from Debian's as root, or says what to install
+# and stops.
+install = @$(foreach command,$(1),command -v $(command) >/dev/null &&) true || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(2); \
+	  else \
+	    echo "$(1): not all found; install them (apt-get install $(2))"; exit 1; \
+	  fi; }
+
 # make fuzz needs a C++ compiler: libfuzzer-sys builds libFuzzer's sources.
 TOOLS := elixir erlang-dev erlang-nox erlang-dialyzer g++
 tools:
 	@command -v cargo >/dev/null || { echo "cargo not found: install Rust >= 1.91 (https://rustup.rs)"; exit 1; }
-	@command -v mix >/dev/null && command -v dialyzer >/dev/null && command -v c++ >/dev/null || { \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(TOOLS); \
-	  else \
-	    echo "mix, dialyzer or c++ not found: install them (apt-get install $(TOOLS))"; exit 1; \
-	  fi; }
+	$(call install,mix dialyzer c++,$(TOOLS))
 
 # The parser's and the encoder's tests again on each narrower instruction
 # set the CPU has (MCP_FRAMER_ISA; one it lacks leaves the widest):
@@ -93,12 +98,7 @@ else
 	  rustup target list --installed | grep -qx $$target || rustup target add $$target || exit 1; done
 	for target in $(CROSS_CHECKED); do \
 	  cargo clippy --all-targets --locked --target $$target -- -D warnings || exit 1; done
-	@command -v qemu-aarch64 >/dev/null && command -v aarch64-linux-gnu-gcc >/dev/null || { \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(CROSS_TOOLS); \
-	  else \
-	    echo "qemu-aarch64 or aarch64-linux-gnu-gcc not found: install them (apt-get install $(CROSS_TOOLS))"; exit 1; \
-	  fi; }
+	$(call install,qemu-aarch64 aarch64-linux-gnu-gcc,$(CROSS_TOOLS))
 	cargo clippy --all-targets --locked --target $(ARM) -- -D warnings
 	RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked -q --target $(ARM)
 	CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc \
