@@ -84,8 +84,8 @@ rust-tests:
 # code meant for x86-64 alone must not leave warnings there: clippy and
 # the docs for that target, then the core crate's tests, run by qemu.
 # macOS on ARM and Windows (its GNU target) get clippy alone (nothing
-# here links for them). rustup adds the targets' standard libraries; Debian has the rest.
-# CROSS= (empty) skips it all.
+# here links for them). rustup adds the targets' standard libraries;
+# Debian has the rest. CROSS= (empty) skips it all.
 CROSS ?= yes
 ARM := aarch64-unknown-linux-gnu
 CROSS_CHECKED := aarch64-apple-darwin x86_64-pc-windows-gnu
