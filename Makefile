@@ -83,12 +83,12 @@ rust-tests:
 # On 64-bit ARM the string code is the portable twin and memchr's, and
 # code meant for x86-64 alone must not leave warnings there: clippy and
 # the docs for that target, then the core crate's tests, run by qemu.
-# macOS on ARM and Windows (its GNU target) get clippy alone (nothing
-# here links for them). rustup adds the targets' standard libraries;
+# macOS on ARM and Windows (MSVC, rustup's default there) get clippy
+# alone (nothing here links for them). rustup adds the targets' standard libraries;
 # Debian has the rest. CROSS= (empty) skips it all.
 CROSS ?= yes
 ARM := aarch64-unknown-linux-gnu
-CROSS_CHECKED := aarch64-apple-darwin x86_64-pc-windows-gnu
+CROSS_CHECKED := aarch64-apple-darwin x86_64-pc-windows-msvc
 CROSS_TOOLS := qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 cross:
 ifeq ($(CROSS),)
