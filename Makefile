@@ -6,7 +6,8 @@
 #             CROSS= skips it, as the matrix roots do)
 # make fuzz   fuzzes the framer, the JSON parser, the encoder's string
 #             writing and pretty:'s layout, FUZZ_SECONDS in all (default
-#             30, a quarter each; make test runs it)
+#             30, a quarter each; make test runs it); FUZZ_ASAN=yes adds
+#             AddressSanitizer (nightly Rust)
 # make soak   hostile traffic through the decoder in a real VM, checked
 #             against the oracle, for SOAK_SECONDS (default 60; make test
 #             runs 10)
@@ -33,8 +34,9 @@ SHELL := /bin/bash
 SERVER ?=
 FUZZ_SECONDS ?= 30
 HOST := $(shell rustc -vV 2>/dev/null | sed -n 's/^host: //p')
-# What cargo-fuzz passes, minus the nightly-only sanitizer: libFuzzer gets
-# coverage feedback from a stable toolchain. Given with --target, so build
+# What cargo-fuzz passes, minus the sanitizer, which needs nightly Rust
+# (FUZZ_ASAN below): libFuzzer gets coverage feedback from a stable
+# toolchain. Given with --target, so build
 # scripts are compiled without it.
 FUZZ_RUSTFLAGS := --cfg fuzzing -Cpasses=sancov-module -Cdebug-assertions -Coverflow-checks \
   $(addprefix -Cllvm-args=-sanitizer-coverage-,level=4 inline-8bit-counters pc-table trace-compares)
@@ -106,15 +108,32 @@ else
 	  cargo test --locked -q --target $(ARM) -p mcp_framer_core
 endif
 
+# FUZZ_ASAN=yes adds AddressSanitizer, which needs nightly Rust (rustup
+# installs it): a read or write past a buffer's end, a vector loop's
+# included, stops the run. It builds in a directory of its own.
+FUZZ_ASAN ?=
+ifeq ($(FUZZ_ASAN),)
+FUZZ_CARGO := cargo
+FUZZ_DIR := target
+else
+FUZZ_CARGO := cargo +nightly
+FUZZ_DIR := target/asan
+fuzz: FUZZ_RUSTFLAGS += -Zsanitizer=address -Cforce-frame-pointers=yes
+endif
+FUZZ_BIN = fuzz/$(FUZZ_DIR)/$(HOST)/release
+
 # Each target gets a quarter, rounded up: -max_total_time=0 would mean no limit.
 fuzz: FUZZ_EACH = $(shell echo $$(( ($(FUZZ_SECONDS) + 3) / 4 )))
 fuzz:
-	cd fuzz && RUSTFLAGS="$(FUZZ_RUSTFLAGS)" cargo build --locked --release --target $(HOST) --target-dir target
+ifneq ($(FUZZ_ASAN),)
+	rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
+endif
+	cd fuzz && RUSTFLAGS="$(FUZZ_RUSTFLAGS)" $(FUZZ_CARGO) build --locked --release --target $(HOST) --target-dir $(FUZZ_DIR)
 	mkdir -p fuzz/corpus/feed fuzz/corpus/json fuzz/corpus/escape fuzz/corpus/pretty fuzz/artifacts
-	fuzz/target/$(HOST)/release/feed -max_total_time=$(FUZZ_EACH) -max_len=4096 -artifact_prefix=fuzz/artifacts/feed- fuzz/corpus/feed
-	fuzz/target/$(HOST)/release/json -max_total_time=$(FUZZ_EACH) -max_len=4096 -artifact_prefix=fuzz/artifacts/json- fuzz/corpus/json
-	fuzz/target/$(HOST)/release/escape -max_total_time=$(FUZZ_EACH) -max_len=1024 -artifact_prefix=fuzz/artifacts/escape- fuzz/corpus/escape fuzz/corpus/json
-	fuzz/target/$(HOST)/release/pretty -max_total_time=$(FUZZ_EACH) -max_len=1024 -artifact_prefix=fuzz/artifacts/pretty- fuzz/corpus/pretty fuzz/corpus/json
+	$(FUZZ_BIN)/feed -max_total_time=$(FUZZ_EACH) -max_len=4096 -artifact_prefix=fuzz/artifacts/feed- fuzz/corpus/feed
+	$(FUZZ_BIN)/json -max_total_time=$(FUZZ_EACH) -max_len=4096 -artifact_prefix=fuzz/artifacts/json- fuzz/corpus/json
+	$(FUZZ_BIN)/escape -max_total_time=$(FUZZ_EACH) -max_len=1024 -artifact_prefix=fuzz/artifacts/escape- fuzz/corpus/escape fuzz/corpus/json
+	$(FUZZ_BIN)/pretty -max_total_time=$(FUZZ_EACH) -max_len=1024 -artifact_prefix=fuzz/artifacts/pretty- fuzz/corpus/pretty fuzz/corpus/json
 
 SOAK_SECONDS ?= 60
 soak: tools
