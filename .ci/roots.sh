@@ -1,5 +1,5 @@
 # What .ci/matrix and .ci/arm do alike to their Debian roots; sourced by
-# both. Each function stops the script with a message on failure.
+# both, which run with set -euo pipefail.
 
 # The mirror this machine's apt uses for its own Debian suite, or MIRROR.
 debian_mirror() {
