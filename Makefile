@@ -36,8 +36,8 @@ FUZZ_SECONDS ?= 30
 HOST := $(shell rustc -vV 2>/dev/null | sed -n 's/^host: //p')
 # What cargo-fuzz passes, minus the sanitizer, which needs nightly Rust
 # (FUZZ_ASAN below): libFuzzer gets coverage feedback from a stable
-# toolchain. Given with --target, so build
-# scripts are compiled without it.
+# toolchain. Given with --target, so build scripts are compiled without
+# it.
 FUZZ_RUSTFLAGS := --cfg fuzzing -Cpasses=sancov-module -Cdebug-assertions -Coverflow-checks \
   $(addprefix -Cllvm-args=-sanitizer-coverage-,level=4 inline-8bit-counters pc-table trace-compares)
 
@@ -86,8 +86,8 @@ rust-tests:
 # code meant for x86-64 alone must not leave warnings there: clippy and
 # the docs for that target, then the core crate's tests, run by qemu.
 # macOS on ARM and Windows (MSVC, rustup's default there) get clippy
-# alone (nothing here links for them). rustup adds the targets' standard libraries;
-# Debian has the rest. CROSS= (empty) skips it all.
+# alone (nothing here links for them). rustup adds the targets'
+# standard libraries; Debian has the rest. CROSS= (empty) skips it all.
 CROSS ?= yes
 ARM := aarch64-unknown-linux-gnu
 CROSS_CHECKED := aarch64-apple-darwin x86_64-pc-windows-msvc
