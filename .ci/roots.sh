@@ -1,6 +1,18 @@
 # What .ci/matrix and .ci/arm do alike to their Debian roots; sourced by
 # both, which run with set -euo pipefail.
 
+# Installs PACKAGES from Debian's unless every one of COMMANDS is on the
+# PATH.
+install_missing() { # "COMMANDS" PACKAGES...
+  local command
+  for command in $1; do
+    command -v "$command" >/dev/null && continue
+    shift
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"
+    return
+  done
+}
+
 # The mirror this machine's apt uses for its own Debian suite, or MIRROR.
 debian_mirror() {
   [ -z "${MIRROR:-}" ] || { echo "$MIRROR"; return; }
