@@ -167,6 +167,16 @@ defmodule McpFramer.DecodeTest do
       assert_raise ArgumentError, ~r/:decode/, fn -> McpFramer.new(decode: :xml) end
       assert_raise ArgumentError, ~r/only with decode/, fn -> McpFramer.new(strings: :copy) end
     end
+
+    test "options are a keyword list, and an unknown one raises naming it, where Jason ignores it" do
+      assert_raise ArgumentError, ~r/option\(s\) \[:max_dept\]/, fn ->
+        JSON.decode("[[1]]", max_dept: 1)
+      end
+
+      assert_raise ArgumentError, ~r/keyword list of options, got: %{keys: :atoms}/, fn ->
+        JSON.decode(~s({"a":1}), %{keys: :atoms})
+      end
+    end
   end
 
   describe "a decoding framer" do

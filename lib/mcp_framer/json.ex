@@ -142,6 +142,9 @@ defmodule McpFramer.JSON do
 
   Raises `ArgumentError` for input that is not iodata and for bad options,
   and, saying so, when the VM cannot allocate memory for the result.
+  Options are a keyword list, as Jason's are typed; an option McpFramer
+  does not know raises, naming it, where Jason ignores it (and Jason
+  happens to take a map of options too).
   """
   @spec decode(iodata(), keyword()) :: result()
   def decode(input, opts \\ [])

@@ -58,7 +58,9 @@ defmodule McpFramer.JSON.Encoder do
       read only once the term is encoded: a term that cannot be is an
       error, whatever they hold.
 
-  Bad options raise `ArgumentError`.
+  Bad options raise `ArgumentError`: options are a keyword list, and an
+  option McpFramer does not know raises, naming it, where Jason ignores
+  it (and Jason happens to take a map of options too).
 
   ## Errors
 
