@@ -12,12 +12,21 @@
 #
 # SOAK_SEED=n replays a run: a failure prints the seed, its batch and the
 # message.
+#
+# With Jason itself on the code path (it is on no registry here; built
+# outside the repository, as for make bench), the oracle is held to it
+# too, message by message, with the options Jason has:
+#
+#   MIX_ENV=test elixir -pa <Jason's ebin> -S mix run test/soak.exs 600
 
 defmodule McpFramer.Soak do
   import McpFramer.Agreement
   import McpFramer.JSONDocuments
 
-  alias McpFramer.{Chunks, Seed, TestJSON}
+  alias McpFramer.{Chunks, DecodeError, Seed, TestJSON}
+
+  # Called through apply/3: the repository does not depend on Jason.
+  @jason Jason
 
   @kib 1024
   @mib 1024 * 1024
@@ -39,7 +48,7 @@ defmodule McpFramer.Soak do
       "soak: #{seconds} s, SOAK_SEED=#{seed}: #{totals.batches} batches, " <>
         "#{totals.messages} messages (#{div(totals.bytes, @mib)} MiB), " <>
         "#{totals.failures} failures; binary memory #{start} bytes at the start, " <>
-        "#{finish} at the end"
+        "#{finish} at the end; #{if jason?(), do: "the oracle checked against Jason", else: "Jason not on the code path"}"
     )
 
     cond do
@@ -108,11 +117,33 @@ defmodule McpFramer.Soak do
   defp fed({:ok, items, framer}), do: {:ok, items, framer}
   defp fed({:error, :message_too_large, items, framer}), do: {:error, items, framer}
 
-  # A message, the oracle's item for it in a framer, and its result for
-  # McpFramer.JSON.
+  # A message, the oracle's item for it in a framer, its result for
+  # McpFramer.JSON, and whether the oracle agrees with Jason, when Jason is
+  # there, on the message without the options Jason does not have.
   defp expected(message, opts) do
     json_opts = Keyword.delete(opts, :max_message_bytes)
-    {message, TestJSON.decode(message, decode_options(opts)), oracle(message, json_opts)}
+    framed = TestJSON.decode(message, decode_options(opts))
+    direct = oracle(message, json_opts)
+    {message, framed, direct, jason_agrees?(message, Keyword.take(opts, [:keys, :strings]))}
+  end
+
+  defp jason?, do: Code.ensure_loaded?(@jason)
+
+  defp jason_agrees?(message, opts) do
+    not jason?() or agrees?(message, jason(message, opts), oracle(message, opts))
+  end
+
+  # Jason's result, its error as McpFramer's, or what it raised.
+  defp jason(message, opts) do
+    case apply(@jason, :decode, [message, opts]) do
+      {:error, error} ->
+        {:error, struct!(DecodeError, Map.take(error, [:position, :token, :data]))}
+
+      ok ->
+        ok
+    end
+  rescue
+    error in [ArgumentError, SystemLimitError] -> {:raised, error.__struct__}
   end
 
   defp check(expected, items, opts, where, counts) when length(expected) != length(items),
@@ -122,15 +153,16 @@ defmodule McpFramer.Soak do
     json_opts = Keyword.delete(opts, :max_message_bytes)
 
     Enum.zip(expected, items)
-    |> Enum.reduce(counts, fn {{message, framed, direct}, item},
+    |> Enum.reduce(counts, fn {{message, framed, direct, jason?}, item},
                               {count, bytes, failures} = counts ->
       framed? = agrees?(message, item, framed)
       direct? = agrees?(message, decoded(message, json_opts), direct)
 
-      case {framed?, direct?} do
-        {true, true} -> {count + 1, bytes + byte_size(message), failures}
-        {false, _} -> failed(counts, where, opts, "a framer's item differs", message)
-        {_, false} -> failed(counts, where, opts, "McpFramer.JSON differs", message)
+      case {framed?, direct?, jason?} do
+        {true, true, true} -> {count + 1, bytes + byte_size(message), failures}
+        {false, _, _} -> failed(counts, where, opts, "a framer's item differs", message)
+        {_, false, _} -> failed(counts, where, opts, "McpFramer.JSON differs", message)
+        {_, _, false} -> failed(counts, where, opts, "the oracle differs from Jason", message)
       end
     end)
   end
