@@ -2,7 +2,8 @@
 # make demo   frames a real MCP stdio server: make demo SERVER="cmd args"
 # make cross  the crates built for 64-bit ARM (Apple silicon, Graviton):
 #             clippy and the docs, and the core crate's tests under qemu;
-#             clippy for macOS on ARM and for Windows (make test runs it;
+#             clippy for macOS on ARM and for Windows; everything compiled
+#             by the oldest Rust Cargo.toml declares (make test runs it;
 #             CROSS= skips it, as the matrix roots do)
 # make fuzz   fuzzes the framer, the JSON parser, the encoder's string
 #             writing and pretty:'s layout, FUZZ_SECONDS in all (default
@@ -86,9 +87,13 @@ rust-tests:
 # code meant for x86-64 alone must not leave warnings there: clippy and
 # the docs for that target, then the core crate's tests, run by qemu.
 # macOS on ARM and Windows (MSVC, rustup's default there) get clippy
-# alone (nothing here links for them). rustup adds the targets'
-# standard libraries; Debian has the rest. CROSS= (empty) skips it all.
+# alone (nothing here links for them). Then every crate and test is
+# compiled by the oldest Rust the workspace declares (rust-version),
+# which AVX-512's intrinsics, stable since 1.89, hold up. rustup adds
+# the targets' standard libraries and that toolchain; Debian has the
+# rest. CROSS= (empty) skips it all.
 CROSS ?= yes
+MSRV := $(shell sed -n 's/^rust-version = "\(.*\)"$$/\1/p' Cargo.toml)
 ARM := aarch64-unknown-linux-gnu
 CROSS_CHECKED := aarch64-apple-darwin x86_64-pc-windows-msvc
 CROSS_TOOLS := qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross
@@ -106,6 +111,8 @@ else
 	CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc \
 	  CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu" \
 	  cargo test --locked -q --target $(ARM) -p mcp_framer_core
+	rustup toolchain list | grep -q '^$(MSRV)-' || rustup toolchain install $(MSRV) --profile minimal
+	cargo +$(MSRV) check --workspace --all-targets --locked --target-dir target/msrv
 endif
 
 # FUZZ_ASAN=yes adds AddressSanitizer, which needs nightly Rust (rustup
