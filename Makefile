@@ -9,9 +9,9 @@
 #             writing and pretty:'s layout, FUZZ_SECONDS in all (default
 #             30, a quarter each; make test runs it); FUZZ_ASAN=yes adds
 #             AddressSanitizer (nightly Rust)
-# make soak   hostile traffic through the decoder in a real VM, checked
-#             against the oracle, for SOAK_SECONDS (default 60; make test
-#             runs 10)
+# make soak   hostile traffic through the decoder in a real VM, and each
+#             term encoded again, checked against the oracles, for
+#             SOAK_SECONDS (default 60; make test runs 10)
 # make dialyzer  checks the specs of the compiled modules (make test runs it)
 # make bench    framing against a pure-Elixir framer (and a real Port);
 #               decoding against that framer followed by jiffy, Elixir's

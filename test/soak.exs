@@ -6,7 +6,9 @@
 # options, fed in random cuts, Port reads among them, to a decoding framer
 # beside a plain one, and each message decoded by McpFramer.JSON too. Every
 # item and result must agree with the oracle (test/support/json.ex), and
-# the framers with each other. A batch runs in a process of its own, so
+# the framers with each other. Each term decoded is encoded again, in a
+# random escape and map mode, and must give the encoding oracle's text
+# (test/support/encode_oracle.ex). A batch runs in a process of its own, so
 # that its garbage goes with it; at the end the VM must be alive and hold
 # no more binary memory than it did at the start.
 #
@@ -15,7 +17,8 @@
 #
 # With Jason itself on the code path (it is on no registry here; built
 # outside the repository, as for make bench), the oracle is held to it
-# too, message by message, with the options Jason has:
+# too, message by message, with the options Jason has, and so is the
+# encoding oracle:
 #
 #   MIX_ENV=test elixir -pa <Jason's ebin> -S mix run test/soak.exs 600
 
@@ -23,7 +26,7 @@ defmodule McpFramer.Soak do
   import McpFramer.Agreement
   import McpFramer.JSONDocuments
 
-  alias McpFramer.{Chunks, DecodeError, Seed, TestJSON}
+  alias McpFramer.{Chunks, DecodeError, Seed, TestEncoder, TestJSON}
 
   # Called through apply/3: the repository does not depend on Jason.
   @jason Jason
@@ -34,6 +37,8 @@ defmodule McpFramer.Soak do
   # What the VM may hold on to between the start and the end: allocator
   # caches and the like, not what a batch made.
   @binary_slack 256 * @kib
+
+  @escapes [:json, :unicode_safe, :javascript_safe, :html_safe]
 
   def main([seconds]) do
     seconds = String.to_integer(seconds)
@@ -118,19 +123,20 @@ defmodule McpFramer.Soak do
   defp fed({:error, :message_too_large, items, framer}), do: {:error, items, framer}
 
   # A message, the oracle's item for it in a framer, its result for
-  # McpFramer.JSON, and whether the oracle agrees with Jason, when Jason is
-  # there, on the message without the options Jason does not have.
+  # McpFramer.JSON, and, when Jason is there, whether the oracle differs
+  # from it on the message without the options Jason does not have.
   defp expected(message, opts) do
     json_opts = Keyword.delete(opts, :max_message_bytes)
     framed = TestJSON.decode(message, decode_options(opts))
     direct = oracle(message, json_opts)
-    {message, framed, direct, jason_agrees?(message, Keyword.take(opts, [:keys, :strings]))}
+    {message, framed, direct, jason_differs(message, Keyword.take(opts, [:keys, :strings]))}
   end
 
   defp jason?, do: Code.ensure_loaded?(@jason)
 
-  defp jason_agrees?(message, opts) do
-    not jason?() or agrees?(message, jason(message, opts), oracle(message, opts))
+  defp jason_differs(message, opts) do
+    if jason?() and not agrees?(message, jason(message, opts), oracle(message, opts)),
+      do: "the oracle differs from Jason"
   end
 
   # Jason's result, its error as McpFramer's, or what it raised.
@@ -153,19 +159,45 @@ defmodule McpFramer.Soak do
     json_opts = Keyword.delete(opts, :max_message_bytes)
 
     Enum.zip(expected, items)
-    |> Enum.reduce(counts, fn {{message, framed, direct, jason?}, item},
+    |> Enum.reduce(counts, fn {{message, framed, direct, jason_differs}, item},
                               {count, bytes, failures} = counts ->
-      framed? = agrees?(message, item, framed)
-      direct? = agrees?(message, decoded(message, json_opts), direct)
+      differs =
+        cond do
+          not agrees?(message, item, framed) -> "a framer's item differs"
+          not agrees?(message, decoded(message, json_opts), direct) -> "McpFramer.JSON differs"
+          jason_differs -> jason_differs
+          true -> encoding_differs(direct)
+        end
 
-      case {framed?, direct?, jason?} do
-        {true, true, true} -> {count + 1, bytes + byte_size(message), failures}
-        {false, _, _} -> failed(counts, where, opts, "a framer's item differs", message)
-        {_, false, _} -> failed(counts, where, opts, "McpFramer.JSON differs", message)
-        {_, _, false} -> failed(counts, where, opts, "the oracle differs from Jason", message)
-      end
+      if differs,
+        do: failed(counts, where, opts, differs, message),
+        else: {count + 1, bytes + byte_size(message), failures}
     end)
   end
+
+  # A decoded term encoded again by McpFramer.JSON in a random escape and
+  # map mode: nil if it writes the encoding oracle's text, and the oracle
+  # Jason's, when Jason is there; else what differs.
+  defp encoding_differs({:ok, term}) do
+    opts = [escape: Enum.random(@escapes), maps: Enum.random([:naive, :strict])]
+    expected = written(TestEncoder.encode(term, opts))
+
+    cond do
+      written(McpFramer.JSON.encode(term, opts)) != expected ->
+        "encoding with #{inspect(opts)} differs"
+
+      jason?() and written(apply(@jason, :encode, [term, opts])) != expected ->
+        "the encoding oracle differs from Jason with #{inspect(opts)}"
+
+      true ->
+        nil
+    end
+  end
+
+  defp encoding_differs(_not_decoded), do: nil
+
+  defp written({:ok, text}), do: text
+  defp written({:error, _}), do: :error
 
   # The first few failures of a batch are shown; all are counted.
   defp failed({count, bytes, failures}, where, opts, what, input) do
