@@ -53,7 +53,7 @@ defmodule McpFramer.Soak do
       "soak: #{seconds} s, SOAK_SEED=#{seed}: #{totals.batches} batches, " <>
         "#{totals.messages} messages (#{div(totals.bytes, @mib)} MiB), " <>
         "#{totals.failures} failures; binary memory #{start} bytes at the start, " <>
-        "#{finish} at the end; #{if jason?(), do: "the oracle checked against Jason", else: "Jason not on the code path"}"
+        "#{finish} at the end; #{if jason?(), do: "the oracles checked against Jason", else: "Jason not on the code path"}"
     )
 
     cond do
