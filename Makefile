@@ -88,10 +88,10 @@ rust-tests:
 # the docs for that target, then the core crate's tests, run by qemu.
 # macOS on ARM and Windows (MSVC, rustup's default there) get clippy
 # alone (nothing here links for them). Then every crate and test is
-# compiled by the oldest Rust the workspace declares (rust-version),
-# which AVX-512's intrinsics, stable since 1.89, hold up. rustup adds
-# the targets' standard libraries and that toolchain; Debian has the
-# rest. CROSS= (empty) skips it all.
+# compiled by the oldest Rust the workspace declares (rust-version):
+# rustler 0.39 asks for 1.91, and AVX-512's intrinsics for 1.89. rustup
+# adds the targets' standard libraries and that toolchain; Debian has
+# the rest. CROSS= (empty) skips it all.
 CROSS ?= yes
 MSRV := $(shell sed -n 's/^rust-version = "\(.*\)"$$/\1/p' Cargo.toml)
 ARM := aarch64-unknown-linux-gnu
