@@ -57,6 +57,10 @@ install = @$(foreach command,$(1),command -v $(command) >/dev/null &&) true || {
 	    echo "$(1): not all found; install them (apt-get install $(2))"; exit 1; \
 	  fi; }
 
+# $(call toolchain,NAME): adds the Rust toolchain NAME (1.91, nightly)
+# with rustup, unless it is there.
+toolchain = rustup toolchain list | grep -q '^$(1)-' || rustup toolchain install $(1) --profile minimal
+
 # make fuzz needs a C++ compiler: libfuzzer-sys builds libFuzzer's sources.
 TOOLS := elixir erlang-dev erlang-nox erlang-dialyzer g++
 tools:
@@ -111,7 +115,7 @@ else
 	CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc \
 	  CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu" \
 	  cargo test --locked -q --target $(ARM) -p mcp_framer_core
-	rustup toolchain list | grep -q '^$(MSRV)-' || rustup toolchain install $(MSRV) --profile minimal
+	$(call toolchain,$(MSRV))
 	cargo +$(MSRV) check --workspace --all-targets --locked --target-dir target/msrv
 endif
 
@@ -133,7 +137,7 @@ FUZZ_BIN = fuzz/$(FUZZ_DIR)/$(HOST)/release
 fuzz: FUZZ_EACH = $(shell echo $$(( ($(FUZZ_SECONDS) + 3) / 4 )))
 fuzz:
 ifneq ($(FUZZ_ASAN),)
-	rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
+	$(call toolchain,nightly)
 endif
 	cd fuzz && RUSTFLAGS="$(FUZZ_RUSTFLAGS)" $(FUZZ_CARGO) build --locked --release --target $(HOST) --target-dir $(FUZZ_DIR)
 	mkdir -p fuzz/corpus/feed fuzz/corpus/json fuzz/corpus/escape fuzz/corpus/pretty fuzz/artifacts
