@@ -296,10 +296,13 @@ pub(super) fn copy_blocks<const N: usize, S: Special>(
     while let Some(bytes) = block_at::<N>(input, at) {
         let took = block(bytes, at, &mut state, &mut writer);
         high |= took.high;
-        at += took.length;
         if took.length == N {
+            // `at + N`, not `at + took.length`: the next block's load need
+            // not wait for this block's masks, which the branch predicts.
+            at += N;
             continue;
         }
+        at += took.length;
         let Some(decoded) = state.at(input, at) else {
             writer.finish();
             *special = state;
