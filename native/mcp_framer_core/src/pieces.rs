@@ -1,15 +1,17 @@
 //! Copying a message out of the pieces its held bytes were kept in.
 
+use std::mem::MaybeUninit;
 use std::num::NonZeroUsize;
 
 /// Fills `to` with the bytes of `pieces`, taken in order, from offset
 /// `from` on, in one pass; after each `step` bytes, goes on only while
 /// `more()`. Returns how many bytes it copied: `to.len()` unless it
-/// stopped early or the pieces ran out.
+/// stopped early or the pieces ran out. `to` may be memory not yet
+/// written, such as a new binary's.
 pub fn copy_pieces<'p>(
     pieces: impl Iterator<Item = &'p [u8]>,
     from: usize,
-    to: &mut [u8],
+    to: &mut [MaybeUninit<u8>],
     step: NonZeroUsize,
     mut more: impl FnMut() -> bool,
 ) -> usize {
@@ -26,7 +28,14 @@ pub fn copy_pieces<'p>(
         skip = 0;
         while !bytes.is_empty() && at < to.len() {
             let n = bytes.len().min(to.len() - at).min(step.get() - in_step);
-            to[at..at + n].copy_from_slice(&bytes[..n]);
+            let (slots, bytes_now) = (&mut to[at..at + n], &bytes[..n]);
+            // SAFETY: both hold `n` bytes, and cannot overlap: `slots` is
+            // borrowed mutably. (`write_copy_of_slice` says this without
+            // `unsafe`, from a Rust newer than 1.91; a loop of writes was
+            // not always made a call to memcpy.)
+            unsafe {
+                std::ptr::copy_nonoverlapping(bytes_now.as_ptr(), slots.as_mut_ptr().cast(), n);
+            }
             at += n;
             in_step += n;
             bytes = &bytes[n..];
@@ -63,7 +72,7 @@ mod tests {
             for step in (1..=4).filter_map(NonZeroUsize::new) {
                 for steps_a_call in 1..=3 {
                     for slice in [1, 2, 5, bytes.len()] {
-                        let mut message = vec![0; bytes.len()];
+                        let mut message = vec![MaybeUninit::new(0); bytes.len()];
                         let mut copied = 0;
                         for _call in 0..=bytes.len() {
                             let until = bytes.len().min(copied + slice);
@@ -79,6 +88,11 @@ mod tests {
                                 },
                             );
                         }
+                        // SAFETY: every byte was made by `MaybeUninit::new`.
+                        let message: Vec<u8> = message
+                            .iter()
+                            .map(|byte| unsafe { byte.assume_init() })
+                            .collect();
                         assert_eq!(
                             message, bytes,
                             "pieces {sizes:?}, step {step}, {steps_a_call} steps a call, slice {slice}"

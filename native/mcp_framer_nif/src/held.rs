@@ -284,6 +284,8 @@ impl HeldBytes {
             std::slice::from_raw_parts(piece.address as *const u8, piece.len)
         });
         let gathered = self.gather.as_ref().map(|g| &g.as_slice()[..self.gathered]);
+        // SAFETY: `copy_pieces` only writes the slots, each with a byte.
+        let to = unsafe { &mut *(std::ptr::from_mut(to) as *mut [MaybeUninit<u8>]) };
         copy_pieces(pieces.chain(gathered), from, to, step, more)
     }
 }

@@ -47,11 +47,12 @@ pub fn copy_in_steps(
     let size = segments.iter().map(|segment| segment.len()).sum();
     let mut made = false;
     // SAFETY: `fill` writes the `size` bytes it is given through a slice
-    // of that length, and gives up if the copy stopped short.
+    // of that length, of slots not yet written, and gives up if the copy
+    // stopped short.
     let binary = unsafe {
         new_binary(env, size, |data| {
             made = true;
-            let to = std::slice::from_raw_parts_mut(data, size);
+            let to = std::slice::from_raw_parts_mut(data.cast::<MaybeUninit<u8>>(), size);
             copy_pieces(segments.iter().copied(), 0, to, step, more) == size
         })
     };
