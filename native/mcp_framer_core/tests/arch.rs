@@ -26,7 +26,8 @@ impl Random {
 
 /// Inputs of every length up to two and a half blocks of 64 and some
 /// longer, each of plain text with special and high bytes now and then,
-/// thin or thick, and with runs of backslashes.
+/// thin or thick, and with runs of backslashes; and `\u` escapes at every
+/// offset.
 fn inputs() -> Vec<Vec<u8>> {
     let mut random = Random(0x9e37_79b9_7f4a_7c15);
     let mut inputs = Vec::new();
@@ -42,6 +43,16 @@ fn inputs() -> Vec<Vec<u8>> {
                     _ => b'a' + (random.next() % 26) as u8,
                 })
                 .collect();
+            inputs.push(input);
+        }
+    }
+    // A `\u` escape of plain bytes, and two in a row, at every offset of
+    // two blocks and a half: inside a block, and going on past its end.
+    for at in 0..=160 {
+        for escape in [&br"\uabcd"[..], br"\uabcd\uefgh"] {
+            let mut input = vec![b'x'; at];
+            input.extend_from_slice(escape);
+            input.extend_from_slice(b"yz\"");
             inputs.push(input);
         }
     }

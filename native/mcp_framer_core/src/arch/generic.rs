@@ -326,14 +326,21 @@ pub(super) fn copy_blocks<const N: usize, S: Special>(
 /// How many bytes of a block a loop of [`copy_blocks`] takes: those before
 /// the first of `stops`, a bit for each byte that ends it, and before the
 /// first escape of `escapers`, the `\` that start one, that `special`
-/// leaves for its [`Special::at`] ([`Special::simple`]).
+/// leaves for its [`Special::at`] ([`Special::simple`]); those escapes of
+/// `unicode` are `\u` escapes.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-pub(super) fn run_length<S: Special>(special: &mut S, at: usize, escapers: u64, stops: u64) -> u32 {
+pub(super) fn run_length<S: Special>(
+    special: &mut S,
+    at: usize,
+    escapers: u64,
+    unicode: u64,
+    stops: u64,
+) -> u32 {
     let mut length = stops.trailing_zeros();
     let escapes = escapers & first(length as usize);
     if escapes != 0 {
-        let taken = special.simple(escapes, at);
+        let taken = special.simple(escapes, unicode & escapes, at);
         if taken != escapes {
             length = (escapes & !taken).trailing_zeros();
         }

@@ -34,7 +34,9 @@
 //! `x86_64::avx512`). With AVX2, and where AVX-512 has VBMI and VBMI2
 //! too, [`copy_runs`] decodes a block's one-byte escapes all at once, by
 //! the table of its [`Special`] (a permute and a compress with VBMI2,
-//! shuffles with AVX2). The loops are written once, in `generic`, over a
+//! shuffles with AVX2), and with VBMI2 its `\u` escapes outside the
+//! surrogates too, where the [`Special`] decodes them as JSON does. The
+//! loops are written once, in `generic`, over a
 //! `Block` or a `Scan` of each instruction set; each instruction set's
 //! module instantiates them inside a function compiled for it. `unsafe` is
 //! confined to those modules and to the calls below that only a detected
@@ -79,13 +81,19 @@ pub trait Special: Copy {
     /// escapes many at a time by the table, as [`Special::simple`] allows.
     const SIMPLE: [u8; 128] = [0; 128];
 
-    /// Escapes of [`Special::SIMPLE`] that a loop is about to decode by the
-    /// table, a bit for the `\` of each: bit `i` for `input[at + i]`.
+    /// Whether `at` decodes `\u` and four hex digits, outside the
+    /// surrogates, as JSON does: to the UTF-8 of that code point, going on
+    /// six bytes on. A loop may then decode them many at a time too.
+    const UNICODE: bool = false;
+
+    /// Escapes that a loop is about to decode by itself, a bit for the `\`
+    /// of each: bit `i` for `input[at + i]`. Those of `unicode` are `\u`
+    /// escapes ([`Special::UNICODE`]), the others [`Special::SIMPLE`]'s.
     /// Returns the first of them, as many as `at` would decode in a row,
     /// counted as `at` counts them; the loop stops at the first left out
     /// and asks `at` about it.
-    fn simple(&mut self, escapes: u64, at: usize) -> u64 {
-        let _ = (escapes, at);
+    fn simple(&mut self, escapes: u64, unicode: u64, at: usize) -> u64 {
+        let _ = (escapes, unicode, at);
         0
     }
 }

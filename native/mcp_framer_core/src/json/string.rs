@@ -198,15 +198,26 @@ impl arch::Special for Escapes {
         table
     };
 
-    /// Those that end within the limit: one at bit `i` ends at `at + i + 2`.
+    const UNICODE: bool = true;
+
+    /// Those that end within the limit: one at bit `i` ends at `at + i + 2`,
+    /// or `at + i + 6` for a `\u` escape. As the limit is a position, those
+    /// are the first of them.
     #[inline(always)]
-    fn simple(&mut self, escapes: u64, at: usize) -> u64 {
+    fn simple(&mut self, escapes: u64, unicode: u64, at: usize) -> u64 {
         let room = self.limit.saturating_sub(at + 1);
-        let taken = match u32::try_from(room) {
-            Ok(room @ ..64) => escapes & ((1 << room) - 1),
-            _ => escapes,
+        // Most often the limit is well past the block.
+        let taken = if room >= 64 + 4 {
+            escapes
+        } else {
+            let below = |room: usize| match u32::try_from(room) {
+                Ok(room @ ..64) => (1 << room) - 1,
+                _ => u64::MAX,
+            };
+            escapes & !unicode & below(room) | unicode & below(room.saturating_sub(4))
         };
-        self.escaped += 2 * taken.count_ones() as usize;
+        let unicode = taken & unicode;
+        self.escaped += 2 * taken.count_ones() as usize + 4 * unicode.count_ones() as usize;
         taken
     }
 }

@@ -10,10 +10,11 @@ use super::avx2::Avx2;
 use std::arch::x86_64::{
     __m512i, _bzhi_u64, _mm512_alignr_epi64, _mm512_alignr_epi8, _mm512_and_si512,
     _mm512_broadcast_i32x4, _mm512_cmpeq_epi8_mask, _mm512_cmplt_epu8_mask, _mm512_loadu_si512,
-    _mm512_mask_blend_epi8, _mm512_maskz_compress_epi8, _mm512_maskz_loadu_epi8,
-    _mm512_movepi8_mask, _mm512_or_si512, _mm512_permutex2var_epi8, _mm512_set1_epi8,
-    _mm512_setzero_si512, _mm512_shuffle_epi8, _mm512_srli_epi16, _mm512_storeu_si512,
-    _mm512_subs_epu8, _mm512_test_epi8_mask, _mm512_xor_si512, _mm_loadu_si128,
+    _mm512_mask_blend_epi8, _mm512_mask_permutexvar_epi8, _mm512_maskz_compress_epi8,
+    _mm512_maskz_loadu_epi8, _mm512_movepi8_mask, _mm512_or_si512, _mm512_permutex2var_epi8,
+    _mm512_permutexvar_epi8, _mm512_set1_epi8, _mm512_setzero_si512, _mm512_shuffle_epi8,
+    _mm512_slli_epi16, _mm512_srli_epi16, _mm512_storeu_si512, _mm512_subs_epu8,
+    _mm512_test_epi8_mask, _mm512_xor_si512, _mm_loadu_si128,
 };
 use std::arch::x86_64::{
     _mm256_loadu_si256, _mm512_mask_expand_epi8, _mm512_zextsi256_si512, _pdep_u64, _pext_u64,
@@ -97,13 +98,15 @@ pub(in super::super) unsafe fn copy_runs<S: Special>(
 /// [`copy_runs`], with a block's escapes of one byte decoded all at once:
 /// the letters after their `\` looked up in [`Special::SIMPLE`] by one
 /// permute, and the `\` squeezed out by one compress, where [`copy_runs`]
-/// decodes one escape at a time, each waiting on the one before. A block
-/// ends early at a quote or a control byte that no `\` escapes, at an
-/// escape the table does not decode (a `\u` escape, or an error), which
-/// `special` is asked about as in [`copy_runs`], and before a run of `\`
-/// that goes on into the next block, or at the first escape that
-/// [`Special::simple`] leaves to `special`. The last block, of under 64
-/// bytes, goes to [`copy_runs`].
+/// decodes one escape at a time, each waiting on the one before; and,
+/// where [`Special::UNICODE`], its `\u` escapes too ([`unicode_escapes`]).
+/// A block ends early at a quote or a control byte that no `\` escapes,
+/// at an escape the block does not decode (a surrogate, a `\u` escape
+/// that goes on into the next block, or an error), which `special` is
+/// asked about as in [`copy_runs`], and before a run of `\` that goes on
+/// into the next block, or at the first escape that [`Special::simple`]
+/// leaves to `special`. The last block, of under 64 bytes, goes to
+/// [`copy_runs`].
 ///
 /// # Safety
 /// The CPU has AVX-512F, BW, VBMI and VBMI2, BMI1 and BMI2
@@ -142,14 +145,29 @@ pub(in super::super) unsafe fn copy_runs_compressed<S: Special>(
             // seven bits, so a byte of 0x80 or above is no letter of it.
             let letters = _mm512_permutex2var_epi8(letters_low, bytes, letters_high);
             let known = _mm512_test_epi8_mask(letters, letters) & !above;
-            let stops = (quote | control) & !escaped
-                | (escaped & !known) >> 1
-                | generic::last_run_start::<64>(backslash);
-            let length = generic::run_length(state, at, escapers, stops);
-            let keep = _bzhi_u64(u64::MAX, length);
-            let kept = keep & !escapers;
             let decoded = _mm512_mask_blend_epi8(escaped, bytes, letters);
-            _mm512_storeu_si512(end.cast(), _mm512_maskz_compress_epi8(kept, decoded));
+            let unknown = escaped & !known;
+            let u = match unknown {
+                0 => 0,
+                _ if !S::UNICODE => 0,
+                _ => _mm512_cmpeq_epi8_mask(bytes, _mm512_set1_epi8(b'u' as i8)),
+            };
+            let unicode = match (unknown & u) >> 1 {
+                0 => Unicode {
+                    escapes: 0,
+                    dropped: 0,
+                    decoded,
+                },
+                escapes => unicode_escapes(bytes, escapes, decoded),
+            };
+            let stops = (quote | control) & !escaped
+                | unknown >> 1 & !unicode.escapes
+                | generic::last_run_start::<64>(backslash);
+            let length = generic::run_length(state, at, escapers, unicode.escapes, stops);
+            let keep = _bzhi_u64(u64::MAX, length);
+            let kept = keep & !escapers & !unicode.dropped;
+            let decoded = _mm512_maskz_compress_epi8(kept, unicode.decoded);
+            _mm512_storeu_si512(end.cast(), decoded);
             writer.count(kept.count_ones() as usize);
             Took {
                 length: length as usize,
@@ -159,6 +177,127 @@ pub(in super::super) unsafe fn copy_runs_compressed<S: Special>(
         let rest =
             |input: &[u8], at, out: &mut Vec<u8>, state: &mut S| copy_runs(input, at, out, state);
         generic::copy_blocks(input, from, out, special, block, rest)
+    }
+}
+
+/// The value of each hex digit, and 0x80 for the other bytes below 0x80.
+static HEX_DIGITS: [u8; 128] = {
+    let mut table = [0x80; 128];
+    let mut digit = 0;
+    while digit < 16 {
+        let value = digit as u8;
+        if digit < 10 {
+            table[b'0' as usize + digit] = value;
+        } else {
+            table[b'a' as usize + digit - 10] = value;
+            table[b'A' as usize + digit - 10] = value;
+        }
+        digit += 1;
+    }
+    table
+};
+
+/// Where a permute takes each byte of a block from: `OFFSET[k][i]` is
+/// `i + k - 3`, modulo 64, for k in 0 to 7 (three bytes back to four on).
+static OFFSET: [[u8; 64]; 8] = {
+    let mut offsets = [[0; 64]; 8];
+    let mut k = 0;
+    while k < 8 {
+        let mut i = 0;
+        while i < 64 {
+            offsets[k][i] = ((i + 64 + k - 3) % 64) as u8;
+            i += 1;
+        }
+        k += 1;
+    }
+    offsets
+};
+
+/// The `\u` escapes [`unicode_escapes`] decoded in a block, a bit for the
+/// `\` of each, and the bits of their bytes left out of `decoded`, whose
+/// others hold what they decode to.
+struct Unicode {
+    escapes: u64,
+    dropped: u64,
+    decoded: __m512i,
+}
+
+/// The `\u` escapes of a block whose `\` are `escapes`, decoded all at
+/// once where they are well formed, lie in the block and are not
+/// surrogates: each one's four digits, looked up by one permute, are
+/// brought under its `\` as the two bytes of its code unit, from which
+/// the bytes of its UTF-8 are worked out for all of them at once and
+/// written over its `u` and the bytes after it, into `decoded`.
+///
+/// # Safety
+/// The CPU has AVX-512F, BW and VBMI, and BMI2.
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,bmi2")]
+#[inline]
+unsafe fn unicode_escapes(bytes: __m512i, escapes: u64, decoded: __m512i) -> Unicode {
+    let byte = |value: u8| _mm512_set1_epi8(value as i8);
+    // SAFETY: each load reads the 64 bytes of a half of the table or of
+    // a row of offsets.
+    let [digits_low, digits_high] =
+        [0, 64].map(|half| unsafe { _mm512_loadu_si512(HEX_DIGITS[half..].as_ptr().cast()) });
+    // SAFETY: as above.
+    let offsets =
+        |by: isize| unsafe { _mm512_loadu_si512(OFFSET[(by + 3) as usize].as_ptr().cast()) };
+    let moved = |by, from| _mm512_permutexvar_epi8(offsets(by), from);
+    let digits = _mm512_permutex2var_epi8(digits_low, bytes, digits_high);
+    let not_digits = _mm512_movepi8_mask(_mm512_or_si512(digits, bytes));
+    let digits = _mm512_and_si512(digits, byte(0x0F));
+    // Each byte with the digit after it: the code unit's two bytes are
+    // two and four on from its `\`.
+    let pairs = _mm512_or_si512(_mm512_slli_epi16(digits, 4), moved(1, digits));
+    let (high, low) = (moved(2, pairs), moved(4, pairs));
+    let ill_formed = not_digits >> 2 | not_digits >> 3 | not_digits >> 4 | not_digits >> 5;
+    let surrogate = _mm512_cmpeq_epi8_mask(_mm512_and_si512(high, byte(0xF8)), byte(0xD8));
+    let past_block = !_bzhi_u64(u64::MAX, 59);
+    let escapes = escapes & !(ill_formed | surrogate | past_block);
+    let one = escapes & _mm512_cmpeq_epi8_mask(high, byte(0)) & !_mm512_movepi8_mask(low);
+    let two = escapes & _mm512_cmplt_epu8_mask(high, byte(0x08)) & !one;
+    let three = escapes & !one & !two;
+    // The bits of the code unit, in UTF-8's pieces; a 16-bit shift moves
+    // bits across bytes, which the masks clear.
+    let low_top = _mm512_and_si512(_mm512_srli_epi16(low, 6), byte(0x03));
+    let last = _mm512_or_si512(_mm512_and_si512(low, byte(0x3F)), byte(0x80));
+    let two_first = _mm512_or_si512(
+        _mm512_or_si512(
+            _mm512_and_si512(_mm512_slli_epi16(high, 2), byte(0xFC)),
+            low_top,
+        ),
+        byte(0xC0),
+    );
+    let three_first = _mm512_or_si512(
+        _mm512_and_si512(_mm512_srli_epi16(high, 4), byte(0x0F)),
+        byte(0xE0),
+    );
+    let three_second = _mm512_or_si512(
+        _mm512_or_si512(
+            _mm512_slli_epi16(_mm512_and_si512(high, byte(0x0F)), 2),
+            low_top,
+        ),
+        byte(0x80),
+    );
+    let first = _mm512_mask_blend_epi8(
+        two,
+        _mm512_mask_blend_epi8(three, low, three_first),
+        two_first,
+    );
+    let second = _mm512_mask_blend_epi8(two, three_second, last);
+    // Brought to one, two and three bytes after the `\`.
+    let place = |decoded, at, bits: u64, value| {
+        _mm512_mask_permutexvar_epi8(decoded, bits << at, offsets(-(at as isize)), value)
+    };
+    let decoded = place(decoded, 1, escapes, first);
+    let decoded = place(decoded, 2, two | three, second);
+    let decoded = place(decoded, 3, three, last);
+    // Escapes lie six bytes apart or more: the product carries nowhere.
+    let bytes = escapes.wrapping_mul(0x3F);
+    Unicode {
+        escapes,
+        dropped: bytes & !(escapes << 1 | (two | three) << 2 | three << 3),
+        decoded,
     }
 }
 
