@@ -5,6 +5,7 @@ defmodule Bench.DecodeTraffic do
   # is the same on every run; every message is distinct (its own id, its
   # own slice of text or bytes, its own schema), and sizes vary.
 
+  import Bitwise
   alias Bench.Traffic, as: T
 
   @kib 1024
@@ -65,6 +66,27 @@ defmodule Bench.DecodeTraffic do
     |> Enum.take(600_000)
     |> Enum.join(" ")
   end
+
+  # The pool as .NET's System.Text.Json and Python's json.dumps write it by
+  # default: every character past ASCII as a \u escape, those past the
+  # BMP as surrogate pairs.
+  def ascii(pool) do
+    for <<char::utf8 <- pool>>, into: "" do
+      cond do
+        char < 0x80 ->
+          <<char>>
+
+        char < 0x10000 ->
+          unicode_escape(char)
+
+        true ->
+          unicode_escape(0xD7C0 + (char >>> 10)) <> unicode_escape(0xDC00 + (char &&& 0x3FF))
+      end
+    end
+  end
+
+  defp unicode_escape(unit),
+    do: "\\u" <> String.pad_leading(String.downcase(Integer.to_string(unit, 16)), 4, "0")
 
   # Random bytes to draw base64 payloads from.
   def noise, do: :rand.bytes(2 * 1024 * @kib)
