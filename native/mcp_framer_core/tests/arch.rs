@@ -46,10 +46,23 @@ fn inputs() -> Vec<Vec<u8>> {
             inputs.push(input);
         }
     }
-    // A `\u` escape of plain bytes, and two in a row, at every offset of
-    // two blocks and a half: inside a block, and going on past its end.
+    // `\u` escapes at every offset of two blocks and a half, inside a block
+    // and going on past its end: of one to three bytes of UTF-8, digits of
+    // either case, two in a row, a surrogate pair, ill-formed ones, and one
+    // whose `\` is escaped.
+    let escapes: [&[u8]; 8] = [
+        br"\uabcd",
+        br"\u0041\u00e9",
+        br"\u07FF\u0800",
+        br"\uD83D\uDE80",
+        br"\u12g4",
+        // Bytes whose low seven bits are hex digits.
+        b"\\u\xB0\xC1\xE6\xB9",
+        br#"\u1"34"#,
+        br"\\u0041",
+    ];
     for at in 0..=160 {
-        for escape in [&br"\uabcd"[..], br"\uabcd\uefgh"] {
+        for escape in escapes {
             let mut input = vec![b'x'; at];
             input.extend_from_slice(escape);
             input.extend_from_slice(b"yz\"");

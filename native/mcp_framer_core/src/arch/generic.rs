@@ -274,8 +274,8 @@ pub(super) struct Took {
 }
 
 /// [`super::copy_runs`] by a loop over blocks of N bytes that decodes each
-/// block's one-byte escapes all at once (`avx512::copy_runs_compressed`,
-/// `avx2::copy_runs_compressed`): `block` writes what it takes of the
+/// block's one-byte escapes all at once, and with VBMI2 its `\u` escapes
+/// (`avx512::copy_runs_compressed`, `avx2::copy_runs_compressed`): `block` writes what it takes of the
 /// block at `at`, the `Special` decodes what stopped it short, and the
 /// last bytes, fewer than N, go to `rest`.
 #[cfg(target_arch = "x86_64")]

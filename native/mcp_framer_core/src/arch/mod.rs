@@ -81,17 +81,21 @@ pub trait Special: Copy {
     /// escapes many at a time by the table, as [`Special::simple`] allows.
     const SIMPLE: [u8; 128] = [0; 128];
 
-    /// Whether `at` decodes `\u` and four hex digits, outside the
-    /// surrogates, as JSON does: to the UTF-8 of that code point, going on
-    /// six bytes on. A loop may then decode them many at a time too.
+    /// Whether `at` decodes `\u` and four hex digits of either case,
+    /// outside the surrogates, as JSON does, whenever [`Special::simple`]
+    /// would take it: to the UTF-8 of that code point (`\u0000` to a zero
+    /// byte), going on six bytes on. What it does with a surrogate is its
+    /// own. A loop may then decode those escapes many at a time too, where
+    /// [`Special::SIMPLE`] leaves `u` to `at`.
     const UNICODE: bool = false;
 
     /// Escapes that a loop is about to decode by itself, a bit for the `\`
-    /// of each: bit `i` for `input[at + i]`. Those of `unicode` are `\u`
-    /// escapes ([`Special::UNICODE`]), the others [`Special::SIMPLE`]'s.
-    /// Returns the first of them, as many as `at` would decode in a row,
-    /// counted as `at` counts them; the loop stops at the first left out
-    /// and asks `at` about it.
+    /// of each: bit `i` for `input[at + i]`. Those of `unicode`, a part of
+    /// `escapes` that is empty unless [`Special::UNICODE`], are `\u`
+    /// escapes, the others [`Special::SIMPLE`]'s. Returns the first of
+    /// them, in order, as many as `at` would decode in a row, counted as
+    /// `at` counts them; the loop stops at the first left out and asks
+    /// `at` about it.
     fn simple(&mut self, escapes: u64, unicode: u64, at: usize) -> u64 {
         let _ = (escapes, unicode, at);
         0

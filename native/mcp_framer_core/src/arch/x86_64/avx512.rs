@@ -1,8 +1,8 @@
 //! AVX-512: strings with escapes 64 bytes at a time, compared straight
 //! into mask registers, on a CPU that has AVX-512F and BW (and BMI1 and
-//! BMI2), and with VBMI and VBMI2 too, a block's one-byte escapes decoded
-//! all at once; plain text with AVX2's blocks; and the UTF-8 check, 64
-//! bytes a step.
+//! BMI2), and with VBMI and VBMI2 too, a block's one-byte and `\u`
+//! escapes decoded all at once; plain text with AVX2's blocks; and the
+//! UTF-8 check, 64 bytes a step.
 
 use super::super::generic::{self, Took, Writer};
 use super::super::{Block, Copied, Masks, Run, Special, ESCAPE_BLOCK, JSON_LETTERS};
