@@ -275,9 +275,10 @@ pub(super) struct Took {
 
 /// [`super::copy_runs`] by a loop over blocks of N bytes that decodes each
 /// block's one-byte escapes all at once, and with VBMI2 its `\u` escapes
-/// (`avx512::copy_runs_compressed`, `avx2::copy_runs_compressed`): `block` writes what it takes of the
-/// block at `at`, the `Special` decodes what stopped it short, and the
-/// last bytes, fewer than N, go to `rest`.
+/// (`avx512::copy_runs_compressed`, `avx2::copy_runs_compressed`):
+/// `block` writes what it takes of the block at `at`, the `Special`
+/// decodes what stopped it short, and the last bytes, fewer than N, go to
+/// `rest`.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(super) fn copy_blocks<const N: usize, S: Special>(

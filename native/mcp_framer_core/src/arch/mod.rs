@@ -36,11 +36,10 @@
 //! the table of its [`Special`] (a permute and a compress with VBMI2,
 //! shuffles with AVX2), and with VBMI2 its `\u` escapes outside the
 //! surrogates too, where the [`Special`] decodes them as JSON does. The
-//! loops are written once, in `generic`, over a
-//! `Block` or a `Scan` of each instruction set; each instruction set's
-//! module instantiates them inside a function compiled for it. `unsafe` is
-//! confined to those modules and to the calls below that only a detected
-//! [`Isa`] makes.
+//! loops are written once, in `generic`, over a `Block` or a `Scan` of
+//! each instruction set; each instruction set's module instantiates them
+//! inside a function compiled for it. `unsafe` is confined to those
+//! modules and to the calls below that only a detected [`Isa`] makes.
 
 mod generic;
 pub mod portable;
