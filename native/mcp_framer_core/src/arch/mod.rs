@@ -66,6 +66,25 @@ pub struct Run {
     pub ascii: bool,
 }
 
+/// The value of each hex digit; 0xFF for the bytes that are not one. The
+/// parser's `\u` escapes read it a digit at a time, and the VBMI2 loop of
+/// [`copy_runs`] a block at a time.
+pub(crate) static HEX_DIGITS: [u8; 256] = {
+    let mut table = [0xFF; 256];
+    let mut digit = 0;
+    while digit < 10 {
+        table[b'0' as usize + digit] = digit as u8;
+        digit += 1;
+    }
+    let mut letter = 0;
+    while letter < 6 {
+        table[b'a' as usize + letter] = 10 + letter as u8;
+        table[b'A' as usize + letter] = 10 + letter as u8;
+        letter += 1;
+    }
+    table
+};
+
 /// Decides what a special byte of string text means to [`copy_runs`]. It
 /// is `Copy` so that the loop can keep it in registers.
 pub trait Special: Copy {

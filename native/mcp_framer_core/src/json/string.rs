@@ -9,7 +9,7 @@
 //! [`Cursor::escape`], which finds Jason's error.
 
 use super::{Cursor, Error, Syntax, Text};
-use crate::arch::{self, Decoded, Run};
+use crate::arch::{self, Decoded, Run, HEX_DIGITS};
 
 impl<'de> Cursor<'de, '_> {
     /// The string whose opening quote is just behind the cursor. Most
@@ -238,7 +238,7 @@ fn decode_escape(input: &[u8], at: usize, letter: u8) -> Option<Decoded> {
     // is not a hex digit, or the input ends first.
     let code = match input.get(at + 2..at + 6) {
         Some(&[a, b, c, d]) => {
-            let [a, b, c, d] = [a, b, c, d].map(|digit| u32::from(HEX[usize::from(digit)]));
+            let [a, b, c, d] = [a, b, c, d].map(|digit| u32::from(HEX_DIGITS[usize::from(digit)]));
             (a << 12 | b << 8 | c << 4 | d) | ((a | b | c | d) & 0xF0) << 12
         }
         _ => 0x10000,
@@ -339,28 +339,11 @@ fn utf8(input: &[u8], start: usize, end: usize, ascii: bool) -> Result<&str, Syn
     std::str::from_utf8(bytes).map_err(|e| Error::at(start + e.valid_up_to(), input))
 }
 
-/// The value of each hex digit; 0xFF for the bytes that are not one.
-static HEX: [u8; 256] = {
-    let mut table = [0xFF; 256];
-    let mut digit = 0;
-    while digit < 10 {
-        table[b'0' as usize + digit] = digit as u8;
-        digit += 1;
-    }
-    let mut letter = 0;
-    while letter < 6 {
-        table[b'a' as usize + letter] = 10 + letter as u8;
-        table[b'A' as usize + letter] = 10 + letter as u8;
-        letter += 1;
-    }
-    table
-};
-
 #[inline(always)]
 fn hex2(digits: &[u8]) -> Option<u32> {
     let [a, b] = digits
         .first_chunk::<2>()?
-        .map(|digit| HEX[usize::from(digit)]);
+        .map(|digit| HEX_DIGITS[usize::from(digit)]);
     ((a | b) < 0x10).then_some(u32::from(a) << 4 | u32::from(b))
 }
 
@@ -368,7 +351,7 @@ fn hex2(digits: &[u8]) -> Option<u32> {
 fn hex4(digits: &[u8]) -> Option<u32> {
     let [a, b, c, d] = digits
         .first_chunk::<4>()?
-        .map(|digit| HEX[usize::from(digit)]);
+        .map(|digit| HEX_DIGITS[usize::from(digit)]);
     ((a | b | c | d) < 0x10)
         .then_some(u32::from(a) << 12 | u32::from(b) << 8 | u32::from(c) << 4 | u32::from(d))
 }

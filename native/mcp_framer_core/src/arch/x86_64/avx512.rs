@@ -5,7 +5,7 @@
 //! UTF-8 check, 64 bytes a step.
 
 use super::super::generic::{self, Took, Writer};
-use super::super::{Block, Copied, Masks, Run, Special, ESCAPE_BLOCK, JSON_LETTERS};
+use super::super::{Block, Copied, Masks, Run, Special, ESCAPE_BLOCK, HEX_DIGITS, JSON_LETTERS};
 use super::avx2::Avx2;
 use std::arch::x86_64::{
     __m512i, _bzhi_u64, _mm512_alignr_epi64, _mm512_alignr_epi8, _mm512_and_si512,
@@ -180,23 +180,6 @@ pub(in super::super) unsafe fn copy_runs_compressed<S: Special>(
     }
 }
 
-/// The value of each hex digit, and 0x80 for the other bytes below 0x80.
-static HEX_DIGITS: [u8; 128] = {
-    let mut table = [0x80; 128];
-    let mut digit = 0;
-    while digit < 16 {
-        let value = digit as u8;
-        if digit < 10 {
-            table[b'0' as usize + digit] = value;
-        } else {
-            table[b'a' as usize + digit - 10] = value;
-            table[b'A' as usize + digit - 10] = value;
-        }
-        digit += 1;
-    }
-    table
-};
-
 /// Where a permute takes each byte of a block from: `OFFSET[k][i]` is
 /// `i + k - 3`, modulo 64, for k in 0 to 7 (three bytes back to four on).
 static OFFSET: [[u8; 64]; 8] = {
@@ -235,8 +218,8 @@ struct Unicode {
 #[inline]
 unsafe fn unicode_escapes(bytes: __m512i, escapes: u64, decoded: __m512i) -> Unicode {
     let byte = |value: u8| _mm512_set1_epi8(value as i8);
-    // SAFETY: each load reads the 64 bytes of a half of the table or of
-    // a row of offsets.
+    // SAFETY: each load reads 64 bytes of the table's first half, or a
+    // row of offsets.
     let [digits_low, digits_high] =
         [0, 64].map(|half| unsafe { _mm512_loadu_si512(HEX_DIGITS[half..].as_ptr().cast()) });
     // SAFETY: as above.
