@@ -147,10 +147,10 @@ pub(in super::super) unsafe fn copy_runs_compressed<S: Special>(
             let known = _mm512_test_epi8_mask(letters, letters) & !above;
             let decoded = _mm512_mask_blend_epi8(escaped, bytes, letters);
             let unknown = escaped & !known;
-            let u = match unknown {
-                0 => 0,
-                _ if !S::UNICODE => 0,
-                _ => _mm512_cmpeq_epi8_mask(bytes, _mm512_set1_epi8(b'u' as i8)),
+            let u = if S::UNICODE && unknown != 0 {
+                _mm512_cmpeq_epi8_mask(bytes, _mm512_set1_epi8(b'u' as i8))
+            } else {
+                0
             };
             let unicode = match (unknown & u) >> 1 {
                 0 => Unicode {
@@ -276,10 +276,10 @@ unsafe fn unicode_escapes(bytes: __m512i, escapes: u64, decoded: __m512i) -> Uni
     let decoded = place(decoded, 2, two | three, second);
     let decoded = place(decoded, 3, three, last);
     // Escapes lie six bytes apart or more: the product carries nowhere.
-    let bytes = escapes.wrapping_mul(0x3F);
+    let spans = escapes.wrapping_mul(0x3F);
     Unicode {
         escapes,
-        dropped: bytes & !(escapes << 1 | (two | three) << 2 | three << 3),
+        dropped: spans & !(escapes << 1 | (two | three) << 2 | three << 3),
         decoded,
     }
 }
