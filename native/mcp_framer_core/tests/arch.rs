@@ -48,13 +48,24 @@ fn inputs() -> Vec<Vec<u8>> {
     }
     // `\u` escapes at every offset of two blocks and a half, inside a block
     // and going on past its end: of one to three bytes of UTF-8, digits of
-    // either case, two in a row, a surrogate pair, ill-formed ones, and one
-    // whose `\` is escaped.
-    let escapes: [&[u8]; 8] = [
+    // either case, two in a row, surrogate pairs, lone surrogates,
+    // ill-formed ones, and one whose `\` is escaped.
+    let escapes: [&[u8]; 16] = [
         br"\uabcd",
         br"\u0041\u00e9",
         br"\u07FF\u0800",
         br"\uD83D\uDE80",
+        // The first and last code points past the BMP, and the code units
+        // around the surrogates'.
+        br"\uD800\uDC00\udbff\udfff",
+        br"\uD7FF\uDBFF\uDC00\uE000",
+        br"\uD83D\uDE80\ud83e\udd16",
+        // A high surrogate and no low one, twice, then a pair.
+        br"\uD83D\u0041\uD83D\uD83D\uDE80",
+        br"\uDE80\uD83D",
+        br"\uD83D\\uDE80",
+        br"\uD83D\uDEg0",
+        br"\uD83D\n\uDE80",
         br"\u12g4",
         // Bytes whose low seven bits are hex digits.
         b"\\u\xB0\xC1\xE6\xB9",
@@ -147,6 +158,61 @@ fn every_instruction_set_copies_runs_and_escapes_as_a_byte_loop_does_from_every_
                 }
             }
         }
+    }
+}
+
+/// [`Letters`], counting the times a loop asks `at`.
+#[derive(Clone, Copy)]
+struct Asked {
+    letters: Letters,
+    asked: usize,
+}
+
+impl Special for Asked {
+    fn at(&mut self, input: &[u8], at: usize) -> Option<arch::Decoded> {
+        self.asked += 1;
+        self.letters.at(input, at)
+    }
+
+    const SIMPLE: [u8; 128] = Letters::SIMPLE;
+
+    const UNICODE: bool = Letters::UNICODE;
+
+    fn simple(&mut self, escapes: u64, unicode: u64, pairs: u64, at: usize) -> u64 {
+        self.letters.simple(escapes, unicode, pairs, at)
+    }
+}
+
+#[test]
+fn the_vbmi2_loop_decodes_every_escape_that_lies_in_a_block_itself() {
+    let Some(vbmi2) = Isa::all()
+        .into_iter()
+        .find(|isa| isa.name() == "avx512vbmi2")
+    else {
+        eprintln!("skipped: this CPU has no AVX-512 VBMI2");
+        return;
+    };
+    // Blocks of 64 bytes with escapes of each kind that [`Letters::SIMPLE`]
+    // and `\u` allow, a surrogate pair too, at every offset where they end
+    // by the block's 59th byte; a quote ends the text inside the last block.
+    let escapes = r"\t\u00e9\u0041\u20AC\\\uD83D\uDE80\d";
+    for offset in 0..=59 - escapes.len() {
+        let block = format!("{:x<64}", "x".repeat(offset) + escapes);
+        let input = format!("{block}{block}{:x<64}", "x".repeat(offset) + escapes + "\"");
+        let mut expected_out = Vec::new();
+        let mut letters = Letters { left: usize::MAX };
+        let expected = copy_by_bytes(input.as_bytes(), 0, &mut expected_out, &mut letters);
+        let mut out = Vec::new();
+        let mut special = Asked {
+            letters: Letters { left: usize::MAX },
+            asked: 0,
+        };
+        let copied = vbmi2.copy_runs(input.as_bytes(), 0, &mut out, &mut special);
+        assert_eq!((copied, out), (expected, expected_out), "offset {offset}");
+        assert_eq!(
+            special.asked, 1,
+            "asked about the quote only, offset {offset}"
+        );
     }
 }
 

@@ -275,10 +275,10 @@ pub(super) struct Took {
 
 /// [`super::copy_runs`] by a loop over blocks of N bytes that decodes each
 /// block's one-byte escapes all at once, and with VBMI2 its `\u` escapes
-/// (`avx512::copy_runs_compressed`, `avx2::copy_runs_compressed`):
-/// `block` writes what it takes of the block at `at`, the `Special`
-/// decodes what stopped it short, and the last bytes, fewer than N, go to
-/// `rest`.
+/// and surrogate pairs (`avx512::copy_runs_compressed`,
+/// `avx2::copy_runs_compressed`): `block` writes what it takes of the
+/// block at `at`, the `Special` decodes what stopped it short, and the
+/// last bytes, fewer than N, go to `rest`.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(super) fn copy_blocks<const N: usize, S: Special>(
@@ -328,7 +328,8 @@ pub(super) fn copy_blocks<const N: usize, S: Special>(
 /// the first of `stops`, a bit for each byte that ends it, and before the
 /// first escape of `escapers`, the `\` that start one, that `special`
 /// leaves for its [`Special::at`] ([`Special::simple`]); those escapes of
-/// `unicode` are `\u` escapes.
+/// `unicode` are `\u` escapes, and those of `pairs` surrogate pairs, whose
+/// second `\` is not in `escapers`.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(super) fn run_length<S: Special>(
@@ -336,12 +337,13 @@ pub(super) fn run_length<S: Special>(
     at: usize,
     escapers: u64,
     unicode: u64,
+    pairs: u64,
     stops: u64,
 ) -> u32 {
     let mut length = stops.trailing_zeros();
     let escapes = escapers & first(length as usize);
     if escapes != 0 {
-        let taken = special.simple(escapes, unicode & escapes, at);
+        let taken = special.simple(escapes, unicode & escapes, pairs & escapes, at);
         if taken != escapes {
             length = (escapes & !taken).trailing_zeros();
         }

@@ -34,8 +34,8 @@
 //! `x86_64::avx512`). With AVX2, and where AVX-512 has VBMI and VBMI2
 //! too, [`copy_runs`] decodes a block's one-byte escapes all at once, by
 //! the table of its [`Special`] (a permute and a compress with VBMI2,
-//! shuffles with AVX2), and with VBMI2 its `\u` escapes outside the
-//! surrogates too, where the [`Special`] decodes them as JSON does. The
+//! shuffles with AVX2), and with VBMI2 its `\u` escapes and surrogate
+//! pairs too, where the [`Special`] decodes them as JSON does. The
 //! loops are written once, in `generic`, over a `Block` or a `Scan` of
 //! each instruction set; each instruction set's module instantiates them
 //! inside a function compiled for it. `unsafe` is confined to those
@@ -99,23 +99,26 @@ pub trait Special: Copy {
     /// escapes many at a time by the table, as [`Special::simple`] allows.
     const SIMPLE: [u8; 128] = [0; 128];
 
-    /// Whether `at` decodes `\u` and four hex digits of either case,
-    /// outside the surrogates, as JSON does, whenever [`Special::simple`]
-    /// would take it: to the UTF-8 of that code point (`\u0000` to a zero
-    /// byte), going on six bytes on. What it does with a surrogate is its
-    /// own. A loop may then decode those escapes many at a time too, where
-    /// [`Special::SIMPLE`] leaves `u` to `at`.
+    /// Whether `at` decodes `\u` and four hex digits of either case as
+    /// JSON does, whenever [`Special::simple`] would take it: outside the
+    /// surrogates, to the UTF-8 of that code point (`\u0000` to a zero
+    /// byte), going on six bytes; a high surrogate with a low one right
+    /// after it, to the UTF-8 of the pair's code point, going on twelve.
+    /// What it does with a lone surrogate is its own. A loop may then
+    /// decode those escapes many at a time too, where [`Special::SIMPLE`]
+    /// leaves `u` to `at`.
     const UNICODE: bool = false;
 
     /// Escapes that a loop is about to decode by itself, a bit for the `\`
     /// of each: bit `i` for `input[at + i]`. Those of `unicode`, a part of
     /// `escapes` that is empty unless [`Special::UNICODE`], are `\u`
-    /// escapes, the others [`Special::SIMPLE`]'s. Returns the first of
-    /// them, in order, as many as `at` would decode in a row, counted as
-    /// `at` counts them; the loop stops at the first left out and asks
-    /// `at` about it.
-    fn simple(&mut self, escapes: u64, unicode: u64, at: usize) -> u64 {
-        let _ = (escapes, unicode, at);
+    /// escapes, the others [`Special::SIMPLE`]'s; those of `pairs`, a part
+    /// of `unicode`, are surrogate pairs, each one escape of twelve bytes.
+    /// Returns the first of them, in order, as many as `at` would decode in
+    /// a row, counted as `at` counts them; the loop stops at the first left
+    /// out and asks `at` about it.
+    fn simple(&mut self, escapes: u64, unicode: u64, pairs: u64, at: usize) -> u64 {
+        let _ = (escapes, unicode, pairs, at);
         0
     }
 }

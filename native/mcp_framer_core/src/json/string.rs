@@ -201,10 +201,10 @@ impl arch::Special for Escapes {
     const UNICODE: bool = true;
 
     /// Those that end within the limit: one at bit `i` ends at `at + i + 2`,
-    /// or `at + i + 6` for a `\u` escape. As the limit is a position, those
-    /// are the first of them.
+    /// `at + i + 6` for a `\u` escape, or `at + i + 12` for a surrogate
+    /// pair. As the limit is a position, those are the first of them.
     #[inline(always)]
-    fn simple(&mut self, escapes: u64, unicode: u64, at: usize) -> u64 {
+    fn simple(&mut self, escapes: u64, unicode: u64, pairs: u64, at: usize) -> u64 {
         let room = self.limit.saturating_sub(at + 1);
         // Most often the limit is past the block: no escape it decodes ends
         // beyond its 64th byte.
@@ -215,10 +215,14 @@ impl arch::Special for Escapes {
                 Ok(room @ ..64) => (1 << room) - 1,
                 _ => u64::MAX,
             };
-            escapes & !unicode & below(room) | unicode & below(room.saturating_sub(4))
+            escapes & !unicode & below(room)
+                | unicode & !pairs & below(room.saturating_sub(4))
+                | pairs & below(room.saturating_sub(10))
         };
-        let unicode = taken & unicode;
-        self.escaped += 2 * taken.count_ones() as usize + 4 * unicode.count_ones() as usize;
+        let (unicode, pairs) = (taken & unicode, taken & pairs);
+        self.escaped += 2 * taken.count_ones() as usize
+            + 4 * unicode.count_ones() as usize
+            + 6 * pairs.count_ones() as usize;
         taken
     }
 }

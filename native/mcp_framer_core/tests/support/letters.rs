@@ -5,10 +5,10 @@ use mcp_framer_core::arch::{Decoded, Special};
 
 /// `\` and a letter decode to one to four bytes, the letter plus one, two
 /// and so on; `\p` takes ten more bytes, whatever they are, special ones
-/// too. `\u` and four hex digits decode as in JSON, but for a surrogate,
-/// which stops the loop as a `\u` without them does. `\!`, `"`, a control
-/// byte and the end stop it too, and so does the escape after `left` of
-/// them.
+/// too. `\u` and four hex digits decode as in JSON, a surrogate pair as
+/// one escape; a lone surrogate stops the loop as a `\u` without four
+/// digits does. `\!`, `"`, a control byte and the end stop it too, and so
+/// does the escape after `left` of them.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Letters {
     pub left: usize,
@@ -24,16 +24,26 @@ impl Special for Letters {
         }
         let decoded = match letter {
             b'u' => {
-                let digits = input.get(at + 2..at + 6)?;
-                if !digits.iter().all(u8::is_ascii_hexdigit) {
-                    return None;
-                }
-                let code = u32::from_str_radix(std::str::from_utf8(digits).ok()?, 16).ok()?;
+                let code = hex4(input.get(at + 2..at + 6)?)?;
+                // A high surrogate takes the low one right after it.
+                let (code, next) = match code {
+                    0xD800..=0xDBFF => {
+                        let &[b'\\', b'u', ref digits @ ..] = input.get(at + 6..at + 12)? else {
+                            return None;
+                        };
+                        let low = hex4(digits)?
+                            .checked_sub(0xDC00)
+                            .filter(|&low| low < 0x400)?;
+                        (0x10000 + ((code - 0xD800) << 10) + low, at + 12)
+                    }
+                    _ => (code, at + 6),
+                };
+                // A lone low surrogate is no character.
                 let character = char::from_u32(code)?;
                 let mut bytes = [0; 4];
                 let length = character.encode_utf8(&mut bytes).len();
                 Decoded {
-                    next: at + 6,
+                    next,
                     bytes,
                     length,
                 }
@@ -72,8 +82,8 @@ impl Special for Letters {
 
     const UNICODE: bool = true;
 
-    /// The first `left` of them, of either kind.
-    fn simple(&mut self, escapes: u64, _unicode: u64, _at: usize) -> u64 {
+    /// The first `left` of them, of any kind.
+    fn simple(&mut self, escapes: u64, _unicode: u64, _pairs: u64, _at: usize) -> u64 {
         let mut taken = 0;
         let mut rest = escapes;
         while rest != 0 && self.left > 0 {
@@ -84,4 +94,12 @@ impl Special for Letters {
         }
         taken
     }
+}
+
+/// Four hex digits of either case as a code unit.
+fn hex4(digits: &[u8]) -> Option<u32> {
+    if digits.len() != 4 || !digits.iter().all(u8::is_ascii_hexdigit) {
+        return None;
+    }
+    u32::from_str_radix(std::str::from_utf8(digits).ok()?, 16).ok()
 }

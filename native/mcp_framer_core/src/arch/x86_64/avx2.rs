@@ -115,7 +115,7 @@ pub(in super::super) unsafe fn copy_runs_compressed<S: Special>(
                 | (escaped & !known) >> 1
                 | generic::last_run_start::<32>(backslash)
                 | 1 << 32;
-            let length = generic::run_length(state, at, escapers, 0, stops);
+            let length = generic::run_length(state, at, escapers, 0, 0, stops);
             let keep = (1 << length) - 1;
             let kept = keep & !escapers;
             let decoded = _mm256_blendv_epi8(bytes, letters, bytes_of(escaped as u32));

@@ -8,7 +8,7 @@ use super::super::generic::{self, Took, Writer};
 use super::super::{Block, Copied, Masks, Run, Special, ESCAPE_BLOCK, HEX_DIGITS, JSON_LETTERS};
 use super::avx2::Avx2;
 use std::arch::x86_64::{
-    __m512i, _bzhi_u64, _mm512_alignr_epi64, _mm512_alignr_epi8, _mm512_and_si512,
+    __m512i, _bzhi_u64, _mm512_add_epi8, _mm512_alignr_epi64, _mm512_alignr_epi8, _mm512_and_si512,
     _mm512_broadcast_i32x4, _mm512_cmpeq_epi8_mask, _mm512_cmplt_epu8_mask, _mm512_loadu_si512,
     _mm512_mask_blend_epi8, _mm512_mask_permutexvar_epi8, _mm512_maskz_compress_epi8,
     _mm512_maskz_loadu_epi8, _mm512_movepi8_mask, _mm512_or_si512, _mm512_permutex2var_epi8,
@@ -155,15 +155,25 @@ pub(in super::super) unsafe fn copy_runs_compressed<S: Special>(
             let unicode = match (unknown & u) >> 1 {
                 0 => Unicode {
                     escapes: 0,
+                    pairs: 0,
                     dropped: 0,
                     decoded,
                 },
                 escapes => unicode_escapes(bytes, escapes, decoded),
             };
+            // A pair's second `\` is no escape of its own.
+            let seconds = unicode.pairs << 6;
             let stops = (quote | control) & !escaped
-                | unknown >> 1 & !unicode.escapes
+                | unknown >> 1 & !(unicode.escapes | seconds)
                 | generic::last_run_start::<64>(backslash);
-            let length = generic::run_length(state, at, escapers, unicode.escapes, stops);
+            let length = generic::run_length(
+                state,
+                at,
+                escapers & !seconds,
+                unicode.escapes,
+                unicode.pairs,
+                stops,
+            );
             let keep = _bzhi_u64(u64::MAX, length);
             let kept = keep & !escapers & !unicode.dropped;
             let decoded = _mm512_maskz_compress_epi8(kept, unicode.decoded);
@@ -181,14 +191,14 @@ pub(in super::super) unsafe fn copy_runs_compressed<S: Special>(
 }
 
 /// Where a permute takes each byte of a block from: `OFFSET[k][i]` is
-/// `i + k - 3`, modulo 64, for k in 0 to 7 (three bytes back to four on).
-static OFFSET: [[u8; 64]; 8] = {
-    let mut offsets = [[0; 64]; 8];
+/// `i + k - 4`, modulo 64, for k in 0 to 10 (four bytes back to six on).
+static OFFSET: [[u8; 64]; 11] = {
+    let mut offsets = [[0; 64]; 11];
     let mut k = 0;
-    while k < 8 {
+    while k < 11 {
         let mut i = 0;
         while i < 64 {
-            offsets[k][i] = ((i + 64 + k - 3) % 64) as u8;
+            offsets[k][i] = ((i + 64 + k - 4) % 64) as u8;
             i += 1;
         }
         k += 1;
@@ -197,20 +207,23 @@ static OFFSET: [[u8; 64]; 8] = {
 };
 
 /// The `\u` escapes [`unicode_escapes`] decoded in a block, a bit for the
-/// `\` of each, and the bits of their bytes left out of `decoded`, whose
-/// others hold what they decode to.
+/// `\` of each, where a surrogate pair counts as one escape, its first;
+/// those first `\` of the pairs; and the bits of their bytes left out of
+/// `decoded`, whose others hold what they decode to.
 struct Unicode {
     escapes: u64,
+    pairs: u64,
     dropped: u64,
     decoded: __m512i,
 }
 
 /// The `\u` escapes of a block whose `\` are `escapes`, decoded all at
-/// once where they are well formed, lie in the block and are not
-/// surrogates: each one's four digits, looked up by one permute, are
-/// brought under its `\` as the two bytes of its code unit, from which
-/// the bytes of its UTF-8 are worked out for all of them at once and
-/// written over its `u` and the bytes after it, into `decoded`.
+/// once where they are well formed and lie in the block: each one's four
+/// digits, looked up by one permute, are brought under its `\` as the two
+/// bytes of its code unit, from which the bytes of its UTF-8 are worked
+/// out for all of them at once and written over its `u` and the bytes
+/// after it, into `decoded`. A block with a surrogate among them goes to
+/// [`surrogate_pairs`].
 ///
 /// # Safety
 /// The CPU has AVX-512F, BW and VBMI, and BMI2.
@@ -218,25 +231,114 @@ struct Unicode {
 #[inline]
 unsafe fn unicode_escapes(bytes: __m512i, escapes: u64, decoded: __m512i) -> Unicode {
     let byte = |value: u8| _mm512_set1_epi8(value as i8);
-    // SAFETY: each load reads 64 bytes of the table's first half, or a
-    // row of offsets.
+    // SAFETY: each load reads 64 bytes of the table's first half.
     let [digits_low, digits_high] =
         [0, 64].map(|half| unsafe { _mm512_loadu_si512(HEX_DIGITS[half..].as_ptr().cast()) });
-    // SAFETY: as above.
-    let offsets =
-        |by: isize| unsafe { _mm512_loadu_si512(OFFSET[(by + 3) as usize].as_ptr().cast()) };
-    let moved = |by, from| _mm512_permutexvar_epi8(offsets(by), from);
     let digits = _mm512_permutex2var_epi8(digits_low, bytes, digits_high);
     let not_digits = _mm512_movepi8_mask(_mm512_or_si512(digits, bytes));
     let digits = _mm512_and_si512(digits, byte(0x0F));
     // Each byte with the digit after it: the code unit's two bytes are
     // two and four on from its `\`.
-    let pairs = _mm512_or_si512(_mm512_slli_epi16(digits, 4), moved(1, digits));
-    let (high, low) = (moved(2, pairs), moved(4, pairs));
+    let two_digits = _mm512_or_si512(_mm512_slli_epi16(digits, 4), moved(1, digits));
+    let units = CodeUnits {
+        high: moved(2, two_digits),
+        low: moved(4, two_digits),
+    };
     let ill_formed = not_digits >> 2 | not_digits >> 3 | not_digits >> 4 | not_digits >> 5;
-    let surrogate = _mm512_cmpeq_epi8_mask(_mm512_and_si512(high, byte(0xF8)), byte(0xD8));
     let past_block = !_bzhi_u64(u64::MAX, 59);
-    let escapes = escapes & !(ill_formed | surrogate | past_block);
+    let escapes = escapes & !(ill_formed | past_block);
+    let top = _mm512_and_si512(units.high, byte(0xF8));
+    let surrogates = escapes & _mm512_cmpeq_epi8_mask(top, byte(0xD8));
+    if surrogates != 0 {
+        // SAFETY: the CPU has what this function needs.
+        return unsafe { surrogate_pairs(decoded, escapes, surrogates, units) };
+    }
+    let (decoded, written) = utf8(decoded, escapes, units);
+    Unicode {
+        escapes,
+        pairs: 0,
+        dropped: spans(escapes) & !written,
+        decoded,
+    }
+}
+
+/// The two bytes of the code unit of each `\u` escape of a block, under
+/// its `\`.
+#[derive(Clone, Copy)]
+struct CodeUnits {
+    high: __m512i,
+    low: __m512i,
+}
+
+/// [`unicode_escapes`], out of the loop's way, for a block with surrogates
+/// among its `escapes`: a high surrogate with a low one right after it
+/// decodes with it, as a pair, to the four bytes of the UTF-8 of their
+/// code point, written over its first `u` and the three bytes after it;
+/// other surrogates are left out.
+///
+/// # Safety
+/// The CPU has AVX-512F, BW and VBMI.
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+#[inline(never)]
+#[cold]
+unsafe fn surrogate_pairs(
+    decoded: __m512i,
+    escapes: u64,
+    surrogates: u64,
+    units: CodeUnits,
+) -> Unicode {
+    let byte = |value: u8| _mm512_set1_epi8(value as i8);
+    let bits = |value, mask| _mm512_and_si512(value, byte(mask));
+    let or3 = |a, b, c| _mm512_or_si512(_mm512_or_si512(a, b), c);
+    let CodeUnits { high, low } = units;
+    let top = _mm512_and_si512(high, byte(0xFC));
+    let firsts = surrogates & _mm512_cmpeq_epi8_mask(top, byte(0xD8));
+    let pairs = firsts & (surrogates & !firsts) >> 6;
+    let others = escapes & !surrogates;
+    let (decoded, written) = utf8(decoded, others, units);
+    // The second code unit's bytes, six on. The code point is 0x10000 plus
+    // ten bits of each unit: its top five bits, the plane, are one more
+    // than the first unit's top four of those ten.
+    let (second_high, second_low) = (moved(6, high), moved(6, low));
+    let plane = _mm512_add_epi8(
+        _mm512_or_si512(
+            _mm512_slli_epi16(bits(high, 0x03), 2),
+            bits(_mm512_srli_epi16(low, 6), 0x03),
+        ),
+        byte(1),
+    );
+    let first = _mm512_or_si512(bits(_mm512_srli_epi16(plane, 2), 0x07), byte(0xF0));
+    let second = or3(
+        _mm512_slli_epi16(bits(plane, 0x03), 4),
+        bits(_mm512_srli_epi16(low, 2), 0x0F),
+        byte(0x80),
+    );
+    let third = or3(
+        _mm512_slli_epi16(bits(low, 0x03), 4),
+        _mm512_slli_epi16(bits(second_high, 0x03), 2),
+        _mm512_or_si512(bits(_mm512_srli_epi16(second_low, 6), 0x03), byte(0x80)),
+    );
+    let last = _mm512_or_si512(bits(second_low, 0x3F), byte(0x80));
+    let decoded = place(decoded, 1, pairs, first);
+    let decoded = place(decoded, 2, pairs, second);
+    let decoded = place(decoded, 3, pairs, third);
+    let decoded = place(decoded, 4, pairs, last);
+    Unicode {
+        escapes: others | pairs,
+        pairs,
+        dropped: spans(others | pairs | pairs << 6) & !(written | pairs.wrapping_mul(0x1E)),
+        decoded,
+    }
+}
+
+/// `decoded` with the UTF-8 of each of `escapes`, none a surrogate,
+/// written over its `u` and up to two bytes after it, and the bits of the
+/// bytes written.
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+#[inline]
+fn utf8(decoded: __m512i, escapes: u64, units: CodeUnits) -> (__m512i, u64) {
+    let byte = |value: u8| _mm512_set1_epi8(value as i8);
+    let CodeUnits { high, low } = units;
     let one = escapes & _mm512_cmpeq_epi8_mask(high, byte(0)) & !_mm512_movepi8_mask(low);
     let two = escapes & _mm512_cmplt_epu8_mask(high, byte(0x08)) & !one;
     let three = escapes & !one & !two;
@@ -269,19 +371,36 @@ unsafe fn unicode_escapes(bytes: __m512i, escapes: u64, decoded: __m512i) -> Uni
     );
     let second = _mm512_mask_blend_epi8(two, three_second, last);
     // Brought to one, two and three bytes after the `\`.
-    let place = |decoded, at, bits: u64, value| {
-        _mm512_mask_permutexvar_epi8(decoded, bits << at, offsets(-(at as isize)), value)
-    };
     let decoded = place(decoded, 1, escapes, first);
     let decoded = place(decoded, 2, two | three, second);
     let decoded = place(decoded, 3, three, last);
-    // Escapes lie six bytes apart or more: the product carries nowhere.
-    let spans = escapes.wrapping_mul(0x3F);
-    Unicode {
-        escapes,
-        dropped: spans & !(escapes << 1 | (two | three) << 2 | three << 3),
-        decoded,
-    }
+    (decoded, escapes << 1 | (two | three) << 2 | three << 3)
+}
+
+/// The bits of the six bytes of each escape of `escapes`, which lie six
+/// bytes apart or more: the product carries nowhere.
+#[inline]
+fn spans(escapes: u64) -> u64 {
+    escapes.wrapping_mul(0x3F)
+}
+
+/// `from`, each byte `by` places on (`-by` back), for `by` from -4 to 6.
+#[target_feature(enable = "avx512f,avx512vbmi")]
+#[inline]
+fn moved(by: isize, from: __m512i) -> __m512i {
+    // SAFETY: the load reads one row of the table.
+    let offsets = unsafe { _mm512_loadu_si512(OFFSET[(by + 4) as usize].as_ptr().cast()) };
+    _mm512_permutexvar_epi8(offsets, from)
+}
+
+/// `decoded`, with `value`'s byte under each `\` of `escapes` written `at`
+/// bytes after it.
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+#[inline]
+fn place(decoded: __m512i, at: u32, escapes: u64, value: __m512i) -> __m512i {
+    // SAFETY: the load reads one row of the table.
+    let from = unsafe { _mm512_loadu_si512(OFFSET[4 - at as usize].as_ptr().cast()) };
+    _mm512_mask_permutexvar_epi8(decoded, escapes << at, from, value)
 }
 
 /// [`super::super::escape_blocks`]: a block's escapes found by three
