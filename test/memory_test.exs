@@ -79,6 +79,24 @@ defmodule McpFramer.MemoryTest do
       end
     end
 
+    # The keys of MCP's messages and of the JSON Schemas in tools/list
+    # results, all in each of two objects.
+    @keys ~w(jsonrpc id method params result error code message data tools name
+      title description inputSchema outputSchema annotations readOnlyHint
+      destructiveHint idempotentHint openWorldHint content type text isError
+      progressToken progress total level logger properties required
+      additionalProperties items enum default format pattern minimum maximum
+      minLength maxLength minItems maxItems anyOf oneOf const exclusiveMinimum
+      $schema)
+
+    test "the keys a document repeats are, nearly all, one term each" do
+      object = Enum.map_join(@keys, ",", &~s("#{&1}":1))
+      {:ok, [first, second]} = McpFramer.JSON.decode("[{#{object}},{#{object}}]")
+      again = Map.new(Map.keys(second), &{&1, &1})
+      shared = Enum.count(Map.keys(first), &:erts_debug.same(&1, again[&1]))
+      assert shared >= length(@keys) * 7 / 8, "#{shared} of #{length(@keys)} shared"
+    end
+
     test "a message inside one chunk is a sub-binary of that chunk" do
       message = :binary.copy("m", 1_000)
       chunk = :binary.copy("a\n" <> message <> "\nrest")

@@ -49,6 +49,11 @@ defmodule McpFramer.JSON do
   a sub-binary of its `data`, as in Jason: keeping the token keeps the
   line (with `strings: :copy`, the line's own copy).
 
+  A key of up to 22 bytes that a call meets again, in one document or in
+  the next lines a decoding framer is fed at once, is nearly always the
+  same binary as before, made once: a `tools/list` result of hundreds of
+  keys holds about one binary for each of its few dozen names.
+
   ## Encoding
 
   `encode/2`, `encode!/2`, `encode_to_iodata/2` and `encode_to_iodata!/2`

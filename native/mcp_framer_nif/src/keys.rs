@@ -8,10 +8,13 @@ use rustler::sys::ErlNifTerm;
 /// term is valid only in the call that made it.
 pub struct KeyTable {
     slots: [KeySlot; KEY_SLOTS],
-    filled: u64,
+    filled: [u64; KEY_SLOTS / 64],
 }
 
-const KEY_SLOTS: usize = 64;
+/// Enough, two slots a key, that the fifty-odd keys of a `tools/list`
+/// result are made about once a call: one slot a key, of 64, made a fifth
+/// of them again, and of 256 one in eight.
+const KEY_SLOTS: usize = 256;
 const KEY_MAX: usize = 22;
 
 #[derive(Clone, Copy)]
@@ -30,13 +33,13 @@ impl KeyTable {
         };
         KeyTable {
             slots: [empty; KEY_SLOTS],
-            filled: 0,
+            filled: [0; KEY_SLOTS / 64],
         }
     }
 
     /// Forgets every key: their terms belong to another call.
     pub fn clear(&mut self) {
-        self.filled = 0;
+        self.filled = [0; KEY_SLOTS / 64];
     }
 
     /// The slot a key may be kept in; `None` for keys too long to keep.
@@ -49,10 +52,27 @@ impl KeyTable {
         Some((key.len() * 7 + usize::from(first) * 3 + usize::from(last) * 5) % KEY_SLOTS)
     }
 
+    /// The term made for `key` in this call, if it is kept: in the key's
+    /// slot or the one beside it.
     #[inline]
     pub fn get(&self, key: &[u8]) -> Option<ErlNifTerm> {
         let index = Self::index(key)?;
-        if self.filled & (1 << index) == 0 {
+        match self.kept(index, key) {
+            Some(term) => Some(term),
+            None => self.kept_beside(index, key),
+        }
+    }
+
+    /// Most keys are in their own slot: the other is looked at out of line.
+    #[cold]
+    #[inline(never)]
+    fn kept_beside(&self, index: usize, key: &[u8]) -> Option<ErlNifTerm> {
+        self.kept(index ^ 1, key)
+    }
+
+    #[inline]
+    fn kept(&self, index: usize, key: &[u8]) -> Option<ErlNifTerm> {
+        if !self.is_filled(index) {
             return None;
         }
         let slot = &self.slots[index];
@@ -60,15 +80,27 @@ impl KeyTable {
         same.then_some(slot.term)?
     }
 
+    /// Keeps `term` for `key`: in the key's slot if it is free, or else in
+    /// the one beside it, over what that held.
     pub fn put(&mut self, key: &[u8], term: ErlNifTerm) {
         let Some(index) = Self::index(key) else {
             return;
+        };
+        let index = if self.is_filled(index) {
+            index ^ 1
+        } else {
+            index
         };
         let slot = &mut self.slots[index];
         slot.len = key.len() as u8;
         slot.bytes[..key.len()].copy_from_slice(key);
         slot.term = Some(term);
-        self.filled |= 1 << index;
+        self.filled[index / 64] |= 1 << (index % 64);
+    }
+
+    #[inline]
+    fn is_filled(&self, index: usize) -> bool {
+        self.filled[index / 64] & (1 << (index % 64)) != 0
     }
 }
 
