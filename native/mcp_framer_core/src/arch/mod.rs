@@ -113,7 +113,8 @@ pub trait Special: Copy {
     /// of each: bit `i` for `input[at + i]`. Those of `unicode`, a part of
     /// `escapes` that is empty unless [`Special::UNICODE`], are `\u`
     /// escapes, the others [`Special::SIMPLE`]'s; those of `pairs`, a part
-    /// of `unicode`, are surrogate pairs, each one escape of twelve bytes.
+    /// of `unicode`, are surrogate pairs, each one escape of twelve bytes
+    /// whose second `\` is not in `escapes`.
     /// Returns the first of them, in order, as many as `at` would decode in
     /// a row, counted as `at` counts them; the loop stops at the first left
     /// out and asks `at` about it.

@@ -401,7 +401,7 @@ static ESCAPES: [u8; 256] = {
 #[cfg(test)]
 mod tests {
     use super::Escapes;
-    use crate::arch::{portable, Isa};
+    use crate::arch::{portable, Decoded, Isa, Special};
 
     // Wherever the fuel's limit falls among escapes of every kind, one
     // `\u` escape or two in a row among them, every instruction set stops
@@ -454,5 +454,63 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// [`Escapes`], counting the times a loop asks `at`.
+    #[derive(Clone, Copy)]
+    struct Asked {
+        escapes: Escapes,
+        asked: usize,
+    }
+
+    impl Special for Asked {
+        fn at(&mut self, input: &[u8], at: usize) -> Option<Decoded> {
+            self.asked += 1;
+            self.escapes.at(input, at)
+        }
+
+        const SIMPLE: [u8; 128] = Escapes::SIMPLE;
+
+        const UNICODE: bool = Escapes::UNICODE;
+
+        fn simple(&mut self, escapes: u64, unicode: u64, pairs: u64, at: usize) -> u64 {
+            self.escapes.simple(escapes, unicode, pairs, at)
+        }
+    }
+
+    // With fuel for all of them, the VBMI2 loop decodes every escape that
+    // lies inside a block itself, surrogate pairs too, and asks about the
+    // closing quote alone.
+    #[test]
+    fn the_vbmi2_loop_leaves_the_parser_no_escape_inside_a_block() {
+        let Some(vbmi2) = Isa::all()
+            .into_iter()
+            .find(|isa| isa.name() == "avx512vbmi2")
+        else {
+            eprintln!("skipped: this CPU has no AVX-512 VBMI2");
+            return;
+        };
+        let block = format!("{:x<64}", r"\n\u00e9\u20AC\\\uD83D\uDE80\/\ud83e\udd16");
+        let input = format!("{block}{block}{:x<64}", r#"\t\uDBFF\uDFFF""#);
+        let mut twin_out = Vec::new();
+        let mut twin = Escapes {
+            limit: usize::MAX,
+            escaped: 0,
+        };
+        let expected = portable::copy_runs(input.as_bytes(), 0, &mut twin_out, &mut twin);
+        let mut out = Vec::new();
+        let mut asked = Asked {
+            escapes: Escapes {
+                limit: usize::MAX,
+                escaped: 0,
+            },
+            asked: 0,
+        };
+        let copied = vbmi2.copy_runs(input.as_bytes(), 0, &mut out, &mut asked);
+        assert_eq!(
+            (copied, out, asked.escapes.escaped),
+            (expected, twin_out, twin.escaped)
+        );
+        assert_eq!(asked.asked, 1);
     }
 }

@@ -101,8 +101,9 @@ pub(in super::super) unsafe fn copy_runs<S: Special>(
 /// decodes one escape at a time, each waiting on the one before; and,
 /// where [`Special::UNICODE`], its `\u` escapes too ([`unicode_escapes`]).
 /// A block ends early at a quote or a control byte that no `\` escapes,
-/// at an escape the block does not decode (a surrogate, a `\u` escape
-/// that goes on into the next block, or an error), which `special` is
+/// at an escape the block does not decode (a lone surrogate, a `\u`
+/// escape or pair that goes on into the next block, or an error), which
+/// `special` is
 /// asked about as in [`copy_runs`], and before a run of `\` that goes on
 /// into the next block, or at the first escape that [`Special::simple`]
 /// leaves to `special`. The last block, of under 64 bytes, goes to
@@ -323,10 +324,12 @@ unsafe fn surrogate_pairs(
     let decoded = place(decoded, 2, pairs, second);
     let decoded = place(decoded, 3, pairs, third);
     let decoded = place(decoded, 4, pairs, last);
+    // The four bytes each pair wrote, one to four after its first `\`.
+    let written = written | pairs.wrapping_mul(0x1E);
     Unicode {
         escapes: others | pairs,
         pairs,
-        dropped: spans(others | pairs | pairs << 6) & !(written | pairs.wrapping_mul(0x1E)),
+        dropped: spans(others | pairs | pairs << 6) & !written,
         decoded,
     }
 }
@@ -384,7 +387,8 @@ fn spans(escapes: u64) -> u64 {
     escapes.wrapping_mul(0x3F)
 }
 
-/// `from`, each byte `by` places on (`-by` back), for `by` from -4 to 6.
+/// `from` with each byte taken from the one `by` places on (`-by` back),
+/// for `by` from -4 to 6.
 #[target_feature(enable = "avx512f,avx512vbmi")]
 #[inline]
 fn moved(by: isize, from: __m512i) -> __m512i {
@@ -393,14 +397,14 @@ fn moved(by: isize, from: __m512i) -> __m512i {
     _mm512_permutexvar_epi8(offsets, from)
 }
 
-/// `decoded`, with `value`'s byte under each `\` of `escapes` written `at`
-/// bytes after it.
+/// `decoded`, with `value`'s byte under each `\` of `escapes` written
+/// `after` bytes after it.
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
 #[inline]
-fn place(decoded: __m512i, at: u32, escapes: u64, value: __m512i) -> __m512i {
+fn place(decoded: __m512i, after: u32, escapes: u64, value: __m512i) -> __m512i {
     // SAFETY: the load reads one row of the table.
-    let from = unsafe { _mm512_loadu_si512(OFFSET[4 - at as usize].as_ptr().cast()) };
-    _mm512_mask_permutexvar_epi8(decoded, escapes << at, from, value)
+    let from = unsafe { _mm512_loadu_si512(OFFSET[4 - after as usize].as_ptr().cast()) };
+    _mm512_mask_permutexvar_epi8(decoded, escapes << after, from, value)
 }
 
 /// [`super::super::escape_blocks`]: a block's escapes found by three
