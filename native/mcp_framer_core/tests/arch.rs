@@ -161,61 +161,6 @@ fn every_instruction_set_copies_runs_and_escapes_as_a_byte_loop_does_from_every_
     }
 }
 
-/// [`Letters`], counting the times a loop asks `at`.
-#[derive(Clone, Copy)]
-struct Asked {
-    letters: Letters,
-    asked: usize,
-}
-
-impl Special for Asked {
-    fn at(&mut self, input: &[u8], at: usize) -> Option<arch::Decoded> {
-        self.asked += 1;
-        self.letters.at(input, at)
-    }
-
-    const SIMPLE: [u8; 128] = Letters::SIMPLE;
-
-    const UNICODE: bool = Letters::UNICODE;
-
-    fn simple(&mut self, escapes: u64, unicode: u64, pairs: u64, at: usize) -> u64 {
-        self.letters.simple(escapes, unicode, pairs, at)
-    }
-}
-
-#[test]
-fn the_vbmi2_loop_decodes_every_escape_that_lies_in_a_block_itself() {
-    let Some(vbmi2) = Isa::all()
-        .into_iter()
-        .find(|isa| isa.name() == "avx512vbmi2")
-    else {
-        eprintln!("skipped: this CPU has no AVX-512 VBMI2");
-        return;
-    };
-    // Blocks of 64 bytes with escapes of each kind that [`Letters::SIMPLE`]
-    // and `\u` allow, a surrogate pair too, at every offset where they end
-    // by the block's 59th byte; a quote ends the text inside the last block.
-    let escapes = r"\t\u00e9\u0041\u20AC\\\uD83D\uDE80\d";
-    for offset in 0..=59 - escapes.len() {
-        let block = format!("{:x<64}", "x".repeat(offset) + escapes);
-        let input = format!("{block}{block}{:x<64}", "x".repeat(offset) + escapes + "\"");
-        let mut expected_out = Vec::new();
-        let mut letters = Letters { left: usize::MAX };
-        let expected = copy_by_bytes(input.as_bytes(), 0, &mut expected_out, &mut letters);
-        let mut out = Vec::new();
-        let mut special = Asked {
-            letters: Letters { left: usize::MAX },
-            asked: 0,
-        };
-        let copied = vbmi2.copy_runs(input.as_bytes(), 0, &mut out, &mut special);
-        assert_eq!((copied, out), (expected, expected_out), "offset {offset}");
-        assert_eq!(
-            special.asked, 1,
-            "asked about the quote only, offset {offset}"
-        );
-    }
-}
-
 fn masks_by_bytes(lane: &[u8; 16]) -> Masks {
     let bits = |test: fn(u8) -> bool| {
         lane.iter()
