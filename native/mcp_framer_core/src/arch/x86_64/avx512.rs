@@ -387,14 +387,20 @@ fn spans(escapes: u64) -> u64 {
     escapes.wrapping_mul(0x3F)
 }
 
-/// `from` with each byte taken from the one `by` places on (`-by` back),
-/// for `by` from -4 to 6.
+/// The indices of a permute that takes each byte from the one `by` places
+/// on (`-by` back), for `by` from -4 to 6: a row of [`OFFSET`].
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn offsets(by: isize) -> __m512i {
+    // SAFETY: the load reads one row of the table.
+    unsafe { _mm512_loadu_si512(OFFSET[(by + 4) as usize].as_ptr().cast()) }
+}
+
+/// `from` with each byte taken from the one `by` places on.
 #[target_feature(enable = "avx512f,avx512vbmi")]
 #[inline]
 fn moved(by: isize, from: __m512i) -> __m512i {
-    // SAFETY: the load reads one row of the table.
-    let offsets = unsafe { _mm512_loadu_si512(OFFSET[(by + 4) as usize].as_ptr().cast()) };
-    _mm512_permutexvar_epi8(offsets, from)
+    _mm512_permutexvar_epi8(offsets(by), from)
 }
 
 /// `decoded`, with `value`'s byte under each `\` of `escapes` written
@@ -402,8 +408,7 @@ fn moved(by: isize, from: __m512i) -> __m512i {
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
 #[inline]
 fn place(decoded: __m512i, after: u32, escapes: u64, value: __m512i) -> __m512i {
-    // SAFETY: the load reads one row of the table.
-    let from = unsafe { _mm512_loadu_si512(OFFSET[4 - after as usize].as_ptr().cast()) };
+    let from = offsets(-(after as isize));
     _mm512_mask_permutexvar_epi8(decoded, escapes << after, from, value)
 }
 
