@@ -114,10 +114,9 @@ pub trait Special: Copy {
     /// `escapes` that is empty unless [`Special::UNICODE`], are `\u`
     /// escapes, the others [`Special::SIMPLE`]'s; those of `pairs`, a part
     /// of `unicode`, are surrogate pairs, each one escape of twelve bytes
-    /// whose second `\` is not in `escapes`.
-    /// Returns the first of them, in order, as many as `at` would decode in
-    /// a row, counted as `at` counts them; the loop stops at the first left
-    /// out and asks `at` about it.
+    /// whose second `\` is not in `escapes`. Returns the first of them, in
+    /// order, as many as `at` would decode in a row, counted as `at` counts
+    /// them; the loop stops at the first left out and asks `at` about it.
     fn simple(&mut self, escapes: u64, unicode: u64, pairs: u64, at: usize) -> u64 {
         let _ = (escapes, unicode, pairs, at);
         0
