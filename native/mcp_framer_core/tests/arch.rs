@@ -49,8 +49,9 @@ fn inputs() -> Vec<Vec<u8>> {
     // `\u` escapes at every offset of two blocks and a half, inside a block
     // and going on past its end: of one to three bytes of UTF-8, digits of
     // either case, two in a row, surrogate pairs, lone surrogates,
-    // ill-formed ones, and one whose `\` is escaped.
-    let escapes: [&[u8]; 16] = [
+    // ill-formed ones, one whose `\` is escaped, and a word escaped to
+    // ASCII, longer than a block.
+    let escapes: [&[u8]; 17] = [
         br"\uabcd",
         br"\u0041\u00e9",
         br"\u07FF\u0800",
@@ -71,6 +72,7 @@ fn inputs() -> Vec<Vec<u8>> {
         b"\\u\xB0\xC1\xE6\xB9",
         br#"\u1"34"#,
         br"\\u0041",
+        br"\u65e5\u672C\u8a9e\u306e\u30c6\u30AD\u30b9\u30c8\uD83D\uDE80\u0021",
     ];
     for at in 0..=160 {
         for escape in escapes {

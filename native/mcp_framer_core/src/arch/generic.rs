@@ -279,6 +279,12 @@ pub(super) struct Took {
 /// `avx2::copy_runs_compressed`): `block` writes what it takes of the
 /// block at `at`, the `Special` decodes what stopped it short, and the
 /// last bytes, fewer than N, go to `rest`.
+///
+/// With `unicode_runs`, for a `block` that leaves `\u` escapes to the
+/// `Special`, the `Special` decodes the `\u` escapes right after the one
+/// that stopped a block too: text escaped to ASCII has them in runs, one
+/// for each character of a word not in Latin letters, and each would
+/// otherwise begin a block of its own.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(super) fn copy_blocks<const N: usize, S: Special>(
@@ -286,6 +292,7 @@ pub(super) fn copy_blocks<const N: usize, S: Special>(
     from: usize,
     out: &mut Vec<u8>,
     special: &mut S,
+    unicode_runs: bool,
     mut block: impl FnMut(&[u8; N], usize, &mut S, &mut Writer) -> Took,
     rest: impl FnOnce(&[u8], usize, &mut Vec<u8>, &mut S) -> Copied,
 ) -> Copied {
@@ -304,16 +311,21 @@ pub(super) fn copy_blocks<const N: usize, S: Special>(
             continue;
         }
         at += took.length;
-        let Some(decoded) = state.at(input, at) else {
-            writer.finish();
-            *special = state;
-            return Copied {
-                at,
-                ascii: high == 0,
+        loop {
+            let Some(decoded) = state.at(input, at) else {
+                writer.finish();
+                *special = state;
+                return Copied {
+                    at,
+                    ascii: high == 0,
+                };
             };
-        };
-        writer.push(decoded);
-        at = decoded.next;
+            writer.push(decoded);
+            at = decoded.next;
+            if !unicode_runs || input.get(at..at + 2) != Some(b"\\u") {
+                break;
+            }
+        }
     }
     writer.finish();
     let copied = rest(input, at, out, &mut state);

@@ -70,8 +70,9 @@ unsafe fn copy_runs<S: Special>(
 /// letters after their `\` looked up in [`Special::SIMPLE`] by a shuffle
 /// for each 16 of its entries that are not all 0, and the `\` squeezed out
 /// of each 8 bytes by a shuffle from [`LEFT_PACK`]. A block ends early
-/// where `avx512::copy_runs_compressed`'s does; the last block, of under
-/// 32 bytes, goes to [`copy_runs`].
+/// where `avx512::copy_runs_compressed`'s does, and at a `\u` escape too,
+/// which the `Special` decodes with any that follow it right away; the
+/// last block, of under 32 bytes, goes to [`copy_runs`].
 ///
 /// # Safety
 /// As for [`find_special`].
@@ -142,7 +143,7 @@ pub(in super::super) unsafe fn copy_runs_compressed<S: Special>(
         };
         let rest =
             |input: &[u8], at, out: &mut Vec<u8>, state: &mut S| copy_runs(input, at, out, state);
-        generic::copy_blocks(input, from, out, special, block, rest)
+        generic::copy_blocks(input, from, out, special, true, block, rest)
     }
 }
 

@@ -187,7 +187,7 @@ pub(in super::super) unsafe fn copy_runs_compressed<S: Special>(
         };
         let rest =
             |input: &[u8], at, out: &mut Vec<u8>, state: &mut S| copy_runs(input, at, out, state);
-        generic::copy_blocks(input, from, out, special, block, rest)
+        generic::copy_blocks(input, from, out, special, false, block, rest)
     }
 }
 
