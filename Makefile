@@ -29,6 +29,9 @@
 #               against REV, in one VM (BENCH_ONLY=... as for make bench;
 #               the decoding rows' names start "decode", the encoding
 #               rows' "encode")
+# make compare-parser REV=<rev>  the core crate's JSON parser alone, now
+#               against REV's, both in one program, on the decoding rows'
+#               messages (BENCH_ONLY=... picks rows, PASSES=N)
 # make profile  where one side's time goes on one decoding row (perf):
 #               make profile ROW="text" SIDE=mcp_framer|jiffy|json
 SHELL := /bin/bash
@@ -42,7 +45,7 @@ HOST := $(shell rustc -vV 2>/dev/null | sed -n 's/^host: //p')
 FUZZ_RUSTFLAGS := --cfg fuzzing -Cpasses=sancov-module -Cdebug-assertions -Coverflow-checks \
   $(addprefix -Cllvm-args=-sanitizer-coverage-,level=4 inline-8bit-counters pc-table trace-compares)
 
-.PHONY: test demo bench compare profile matrix arm fuzz soak tools rust-tests cross elixir-tests dialyzer
+.PHONY: test demo bench compare compare-parser profile matrix arm fuzz soak tools rust-tests cross elixir-tests dialyzer
 
 test: tools rust-tests cross fuzz elixir-tests soak dialyzer
 test: SOAK_SECONDS = 10
@@ -85,6 +88,7 @@ rust-tests:
 	    --test encode_rules --test encode_properties || exit 1; done
 	cargo fmt --manifest-path fuzz/Cargo.toml --check
 	cargo fmt --manifest-path $(HOLD_NIF) --check
+	rustfmt --check --edition 2021 bench/compare_parser.rs
 	cargo clippy --manifest-path $(HOLD_NIF) --locked --target-dir target -- -D warnings
 
 # On 64-bit ARM the string code is the portable twin and memchr's, and
@@ -202,6 +206,12 @@ endif
 compare: tools
 	@test -n "$(REV)" || { echo "usage: make compare REV=<git revision>"; exit 1; }
 	MIX_ENV=prod REV="$(REV)" mix run bench/compare.exs
+
+# The parser without the BEAM: REV's core crate under another version,
+# linked beside this one (bench/compare_parser.sh).
+compare-parser: tools
+	@test -n "$(REV)" || { echo "usage: make compare-parser REV=<git revision>"; exit 1; }
+	bash bench/compare_parser.sh "$(REV)"
 
 # perf samples the CPU clock (no hardware counters here); +JPperf lets it
 # name JIT-compiled Erlang functions.
