@@ -50,8 +50,9 @@ fn inputs() -> Vec<Vec<u8>> {
     // and going on past its end: of one to three bytes of UTF-8, digits of
     // either case, two in a row, surrogate pairs, lone surrogates,
     // ill-formed ones, one whose `\` is escaped, and a word escaped to
-    // ASCII, longer than a block.
-    let escapes: [&[u8]; 17] = [
+    // ASCII, longer than a block, and a run cut short; with text after
+    // them, and without.
+    let escapes: [&[u8]; 18] = [
         br"\uabcd",
         br"\u0041\u00e9",
         br"\u07FF\u0800",
@@ -73,11 +74,15 @@ fn inputs() -> Vec<Vec<u8>> {
         br#"\u1"34"#,
         br"\\u0041",
         br"\u65e5\u672C\u8a9e\u306e\u30c6\u30AD\u30b9\u30c8\uD83D\uDE80\u0021",
+        // A run whose last escape is cut short.
+        br"\u00e9\u00",
     ];
     for at in 0..=160 {
         for escape in escapes {
             let mut input = vec![b'x'; at];
             input.extend_from_slice(escape);
+            // And at the input's end.
+            inputs.push(input.clone());
             input.extend_from_slice(b"yz\"");
             inputs.push(input);
         }

@@ -281,10 +281,10 @@ pub(super) struct Took {
 /// last bytes, fewer than N, go to `rest`.
 ///
 /// With `unicode_runs`, for a `block` that leaves `\u` escapes to the
-/// `Special`, the `Special` decodes the `\u` escapes right after the one
-/// that stopped a block too: text escaped to ASCII has them in runs, one
-/// for each character of a word not in Latin letters, and each would
-/// otherwise begin a block of its own.
+/// `Special`, the `Special` decodes the `\u` escapes right after the
+/// escape that stopped a block too: text escaped to ASCII has them in
+/// runs, one for each character of a word not in Latin letters, and each
+/// would otherwise begin a block of its own.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(super) fn copy_blocks<const N: usize, S: Special>(
