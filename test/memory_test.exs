@@ -104,6 +104,22 @@ defmodule McpFramer.MemoryTest do
       {:ok, [_, inside], _} = McpFramer.feed(McpFramer.new(), chunk)
       assert kept_alive(inside) == byte_size(chunk)
     end
+
+    # From OTP 27 on the VM copies a sub-binary of 64 bytes or fewer; the
+    # framer copies one itself there, and makes a sub-binary before.
+    test "a message under 64 bytes keeps its chunk alive only where the VM's short sub-binaries do" do
+      chunk =
+        :binary.copy(String.duplicate("m", 100) <> "\n{}\n" <> String.duplicate("s", 63) <> "\n")
+
+      {:ok, [_, empty, short], _} = McpFramer.feed(McpFramer.new(), chunk)
+      assert {empty, short} == {"{}", String.duplicate("s", 63)}
+      vm_copies? = String.to_integer(System.otp_release()) >= 27
+
+      for message <- [empty, short] do
+        expected = if vm_copies?, do: byte_size(message), else: byte_size(chunk)
+        assert kept_alive(message) == expected
+      end
+    end
   end
 
   describe "what a framer holds" do

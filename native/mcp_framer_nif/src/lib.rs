@@ -26,7 +26,9 @@ use outcome::{atoms, Items, Outcome};
 use rustler::sys::{enif_make_list_from_array, ErlNifTerm};
 use rustler::{Binary, Encoder, Env, NifResult, Resource, ResourceArc, Term};
 use std::num::NonZeroUsize;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, TryLockError};
+use terms::SUB_BINARY_MIN;
 use timeslice::{Scheduler, Timeslice};
 
 struct State {
@@ -219,6 +221,7 @@ fn frame<'a>(
     let limits = decoder.as_ref().and(time.limits());
     let mut left_dirty = false;
     let mut copying = false;
+    let copy_short = COPY_SHORT_MESSAGES.load(Ordering::Relaxed);
 
     messages.clear();
     // The part of the chunk this call searches (its start, on a normal
@@ -236,6 +239,11 @@ fn frame<'a>(
         }
         let binary = match message {
             Message::Inside { start, end } if start <= end && end <= chunk.len() => {
+                if end - start < SUB_BINARY_MIN && decoder.is_none() && copy_short {
+                    let copy = terms::copy(env, &whole[start..end]);
+                    messages.push(copy.ok_or(FramerError::OutOfMemory)?);
+                    return Ok(Reply::Taken);
+                }
                 // SAFETY: the range was just checked to lie within the chunk.
                 unsafe { chunk.make_subbinary_unchecked(start, end - start) }
             }
@@ -371,4 +379,15 @@ fn document_reply<'a>(env: Env<'a>, decoded: Result<Decoded<'a>, Stop>) -> NifRe
     }
 }
 
-rustler::init!("Elixir.McpFramer.Native");
+/// Whether a message shorter than [`SUB_BINARY_MIN`] that lies inside its
+/// chunk is copied, where the VM would copy its sub-binary anyway (see
+/// [`terms::vm_copies_short_sub_binaries`]); set as the library loads.
+static COPY_SHORT_MESSAGES: AtomicBool = AtomicBool::new(false);
+
+fn load(env: Env<'_>, _info: Term<'_>) -> bool {
+    let copies = terms::vm_copies_short_sub_binaries(env);
+    COPY_SHORT_MESSAGES.store(copies, Ordering::Relaxed);
+    true
+}
+
+rustler::init!("Elixir.McpFramer.Native", load = load);

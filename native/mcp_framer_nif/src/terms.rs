@@ -4,8 +4,9 @@
 
 use mcp_framer_core::copy_pieces;
 use rustler::sys::{
-    enif_alloc_binary, enif_get_map_size, enif_make_binary, enif_make_list_from_array,
-    enif_make_map_from_arrays, enif_make_new_binary, enif_release_binary, ErlNifBinary, ErlNifTerm,
+    enif_alloc_binary, enif_get_map_size, enif_inspect_binary, enif_make_binary,
+    enif_make_list_from_array, enif_make_map_from_arrays, enif_make_new_binary,
+    enif_make_sub_binary, enif_release_binary, ErlNifBinary, ErlNifTerm,
 };
 use rustler::Env;
 use std::mem::MaybeUninit;
@@ -14,6 +15,25 @@ use std::num::NonZeroUsize;
 /// A string this long or longer may be a sub-binary of the document instead
 /// of a copy: the BEAM's own line between heap and reference-counted binaries.
 pub const SUB_BINARY_MIN: usize = 64;
+
+/// Whether this VM copies a sub-binary shorter than [`SUB_BINARY_MIN`]
+/// into a binary of its own, as OTP 27 and later do: asked once, of a
+/// binary made for it. There a short message is copied by the framer
+/// itself, which costs less than the VM's copy.
+pub fn vm_copies_short_sub_binaries(env: Env<'_>) -> bool {
+    let size = 2 * SUB_BINARY_MIN;
+    let mut whole = MaybeUninit::uninit();
+    let mut part = MaybeUninit::<ErlNifBinary>::uninit();
+    // SAFETY: all `size` bytes of the new binary are written before it is
+    // read; the sub-binary lies within it.
+    unsafe {
+        let data = enif_make_new_binary(env.as_c_arg(), size, whole.as_mut_ptr());
+        std::ptr::write_bytes(data, 0, size);
+        let sub = enif_make_sub_binary(env.as_c_arg(), whole.assume_init(), 1, 1);
+        enif_inspect_binary(env.as_c_arg(), sub, part.as_mut_ptr()) != 0
+            && part.assume_init().data != data.add(1)
+    }
+}
 
 /// A copy of `bytes` in a binary of its own; `None` if the BEAM could not
 /// allocate it.
