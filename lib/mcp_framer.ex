@@ -66,9 +66,9 @@ defmodule McpFramer do
     * A message that lies inside one chunk is a sub-binary of that chunk,
       without a copy. It keeps the whole chunk alive (up to 64 KiB for a
       Port) for as long as it is referenced; store `:binary.copy/1` of
-      small messages you keep for long. From OTP 27 on, a message under
-      64 bytes is a copy instead, as the VM's own sub-binaries that short
-      are.
+      small messages you keep for long. From OTP 27 on, a message of 64
+      bytes or fewer is a copy instead, as the VM's own sub-binaries that
+      short are.
     * A message that spans chunks is copied once, into a binary of its
       own; it keeps alive at most its size plus 4 KiB
       (`:binary.referenced_byte_size/1`).

@@ -28,7 +28,7 @@ use rustler::{Binary, Encoder, Env, NifResult, Resource, ResourceArc, Term};
 use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, TryLockError};
-use terms::SUB_BINARY_MIN;
+use terms::HEAP_BINARY_MAX;
 use timeslice::{Scheduler, Timeslice};
 
 struct State {
@@ -239,7 +239,7 @@ fn frame<'a>(
         }
         let binary = match message {
             Message::Inside { start, end } if start <= end && end <= chunk.len() => {
-                if end - start < SUB_BINARY_MIN && decoder.is_none() && copy_short {
+                if end - start <= HEAP_BINARY_MAX && decoder.is_none() && copy_short {
                     let copy = terms::copy(env, &whole[start..end]);
                     messages.push(copy.ok_or(FramerError::OutOfMemory)?);
                     return Ok(Reply::Taken);
@@ -379,10 +379,17 @@ fn document_reply<'a>(env: Env<'a>, decoded: Result<Decoded<'a>, Stop>) -> NifRe
     }
 }
 
-/// Whether a message shorter than [`SUB_BINARY_MIN`] that lies inside its
-/// chunk is copied, where the VM would copy its sub-binary anyway (see
-/// [`terms::vm_copies_short_sub_binaries`]); set as the library loads.
+/// Whether a message of [`HEAP_BINARY_MAX`] bytes or fewer that lies
+/// inside its chunk is copied here, where the VM would copy its sub-binary
+/// anyway, at a greater cost (see [`terms::vm_copies_short_sub_binaries`]);
+/// set as the library loads.
 static COPY_SHORT_MESSAGES: AtomicBool = AtomicBool::new(false);
+
+/// Whether the framer copies short messages itself, for the tests.
+#[rustler::nif]
+fn copies_short_messages() -> bool {
+    COPY_SHORT_MESSAGES.load(Ordering::Relaxed)
+}
 
 fn load(env: Env<'_>, _info: Term<'_>) -> bool {
     let copies = terms::vm_copies_short_sub_binaries(env);

@@ -16,12 +16,15 @@ use std::num::NonZeroUsize;
 /// of a copy: the BEAM's own line between heap and reference-counted binaries.
 pub const SUB_BINARY_MIN: usize = 64;
 
-/// Whether this VM copies a sub-binary shorter than [`SUB_BINARY_MIN`]
-/// into a binary of its own, as OTP 27 and later do: asked once, of a
-/// binary made for it. There a short message is copied by the framer
-/// itself, which costs less than the VM's copy.
+/// The longest binary the BEAM keeps on a process heap rather than
+/// reference-counted.
+pub const HEAP_BINARY_MAX: usize = 64;
+
+/// Whether this VM copies a sub-binary of [`HEAP_BINARY_MAX`] bytes or
+/// fewer into a binary of its own, as OTP 27 and later do: asked once,
+/// of a binary made for it.
 pub fn vm_copies_short_sub_binaries(env: Env<'_>) -> bool {
-    let size = 2 * SUB_BINARY_MIN;
+    let size = 2 * HEAP_BINARY_MAX;
     let mut whole = MaybeUninit::uninit();
     let mut part = MaybeUninit::<ErlNifBinary>::uninit();
     // SAFETY: all `size` bytes of the new binary are written before it is
@@ -29,7 +32,7 @@ pub fn vm_copies_short_sub_binaries(env: Env<'_>) -> bool {
     unsafe {
         let data = enif_make_new_binary(env.as_c_arg(), size, whole.as_mut_ptr());
         std::ptr::write_bytes(data, 0, size);
-        let sub = enif_make_sub_binary(env.as_c_arg(), whole.assume_init(), 1, 1);
+        let sub = enif_make_sub_binary(env.as_c_arg(), whole.assume_init(), 1, HEAP_BINARY_MAX);
         enif_inspect_binary(env.as_c_arg(), sub, part.as_mut_ptr()) != 0
             && part.assume_init().data != data.add(1)
     }
@@ -98,7 +101,7 @@ pub unsafe fn new_binary(
     size: usize,
     fill: impl FnOnce(*mut u8) -> bool,
 ) -> Option<ErlNifTerm> {
-    if size <= SUB_BINARY_MIN {
+    if size <= HEAP_BINARY_MAX {
         let mut term = MaybeUninit::uninit();
         let data = enif_make_new_binary(env.as_c_arg(), size, term.as_mut_ptr());
         // One given up is left to the garbage collector.
