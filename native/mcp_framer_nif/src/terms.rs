@@ -13,7 +13,8 @@ use std::mem::MaybeUninit;
 use std::num::NonZeroUsize;
 
 /// A string this long or longer may be a sub-binary of the document instead
-/// of a copy: the BEAM's own line between heap and reference-counted binaries.
+/// of a copy (from OTP 27 on, the VM copies one of [`HEAP_BINARY_MAX`]
+/// bytes, this long, all the same).
 pub const SUB_BINARY_MIN: usize = 64;
 
 /// The longest binary the BEAM keeps on a process heap rather than
