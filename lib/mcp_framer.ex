@@ -106,10 +106,11 @@ defmodule McpFramer do
       iex> items
       [ok: %{"id" => 1}, error: %McpFramer.DecodeError{position: 0, token: nil, data: "nope"}]
 
-  A decoded string of 64 bytes or more is a sub-binary of the chunk the
-  message lay in, or of the message's own binary when it spanned chunks.
-  Pass `strings: :copy` to make every string a binary of its own, for terms
-  kept for long.
+  A decoded string of 64 bytes or more (from OTP 27 on, more than 64: the
+  VM copies one of 64) is a sub-binary of the chunk the message lay in, or
+  of the message's own binary when it spanned chunks. Pass `strings:
+  :copy` to make every string a binary of its own, for terms kept for
+  long.
 
   Decoding keeps the scheduler guarantee (see "Schedulers" below). Each
   call decodes within a budget of its measured time and pauses when that

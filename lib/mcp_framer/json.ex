@@ -42,10 +42,11 @@ defmodule McpFramer.JSON do
 
   ## Memory
 
-  A string of 64 bytes or more is a sub-binary of the document: a decoded
-  term keeps the whole document alive for as long as it holds such a
-  string. For terms you keep for long, pass `strings: :copy`, and every
-  string is a binary of its own. An error's `token` of 64 bytes or more is
+  A string of 64 bytes or more (from OTP 27 on, more than 64: the VM
+  copies one of 64) is a sub-binary of the document: a decoded term keeps
+  the whole document alive for as long as it holds such a string. For
+  terms you keep for long, pass `strings: :copy`, and every string is a
+  binary of its own. An error's `token` of 64 bytes or more is
   a sub-binary of its `data`, as in Jason: keeping the token keeps the
   line (with `strings: :copy`, the line's own copy).
 
