@@ -221,7 +221,8 @@ fn frame<'a>(
     let limits = decoder.as_ref().and(time.limits());
     let mut left_dirty = false;
     let mut copying = false;
-    let copy_short = COPY_SHORT_MESSAGES.load(Ordering::Relaxed);
+    // Framing alone: the decoder takes each message as a `Binary`.
+    let copy_short = decoder.is_none() && COPY_SHORT_MESSAGES.load(Ordering::Relaxed);
 
     messages.clear();
     // The part of the chunk this call searches (its start, on a normal
@@ -239,7 +240,7 @@ fn frame<'a>(
         }
         let binary = match message {
             Message::Inside { start, end } if start <= end && end <= chunk.len() => {
-                if end - start <= HEAP_BINARY_MAX && decoder.is_none() && copy_short {
+                if copy_short && end - start <= HEAP_BINARY_MAX {
                     let copy = terms::copy(env, &whole[start..end]);
                     messages.push(copy.ok_or(FramerError::OutOfMemory)?);
                     return Ok(Reply::Taken);
