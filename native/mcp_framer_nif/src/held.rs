@@ -24,6 +24,7 @@
 //! caller discards the message as if it were oversized.
 
 use crate::error::FramerError;
+use crate::terms::HEAP_BINARY_MAX;
 use mcp_framer_core::copy_pieces;
 use rustler::sys::{
     enif_alloc_binary, enif_alloc_env, enif_clear_env, enif_free_env, enif_inspect_binary,
@@ -33,10 +34,6 @@ use rustler::{Binary, Env, NewBinary, OwnedBinary};
 use std::mem::MaybeUninit;
 use std::num::NonZeroUsize;
 use std::ops::Range;
-
-/// Messages up to this size become heap binaries: copying them is cheaper
-/// than handing over a refcounted buffer.
-const HEAP_BINARY_MAX: usize = 64;
 
 /// Pieces at least this long are referenced rather than copied.
 const REF_MIN: usize = 1024;
@@ -164,6 +161,7 @@ impl HeldBytes {
             return Err(FramerError::HeldMismatch);
         }
         let size = held + tail.len();
+        // A heap binary: cheaper to copy into than a refcounted buffer.
         let message = if size <= HEAP_BINARY_MAX {
             let mut message = NewBinary::new(env, size);
             self.copy_all_held(&mut message.as_mut_slice()[..held]);
