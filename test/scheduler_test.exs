@@ -213,7 +213,9 @@ defmodule McpFramer.SchedulerTest do
     for {pairs, size} <- [{512, 2000}, {256, 4000}, {32, 32_600}] do
       prefix = :binary.copy("k", size)
       keys = for i <- (pairs - 2)..0//-1, do: prefix <> String.pad_leading("#{i}", 4, "0")
-      pairs = Enum.map_join(keys ++ [hd(keys)], ",", &~s("#{&1}":1))
+      # A match, not hd/1: Elixir 1.19's types say a `for` may give [].
+      [first | _] = keys
+      pairs = Enum.map_join(keys ++ [first], ",", &~s("#{&1}":1))
       "{" <> pairs <> "}"
     end
   end
