@@ -22,7 +22,8 @@
 #               the code path) and the floor (:erlang.term_to_binary/1),
 #               and pretty: true against jiffy's [:pretty] and Jason
 #               (BENCH_ONLY=...; BEAM=trixie or forky runs it in that root)
-# make matrix   make test in Debian roots with OTP 27 and 29 (.ci/matrix)
+# make matrix   make test in Debian roots with OTP 27 and 29 (.ci/matrix;
+#               ELIXIR_SRC=<source> with that Elixir built in)
 # make arm      the Elixir tests with the NIF in an ARM BEAM, under qemu
 #               (.ci/arm; not part of make test)
 # make compare REV=<rev>  the framing, decoding and encoding rows, now
