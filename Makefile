@@ -170,21 +170,23 @@ elixir-tests: $(EVERYTHING)
 
 # Dialyzer reads Elixir's debug info through the elixir application, so
 # its ebin goes on the code path. The PLT (erts, kernel, stdlib, elixir)
-# takes over a minute to build and is kept under _build. From OTP 26 on,
-# building it exits 2 (warnings) when it lists functions of applications
-# outside the PLT, after writing it; 1 is an error. Held partials and the
-# test oracle build iodata, whose improper lists are deliberate.
-ELIXIR_EBIN = $(shell elixir -e 'IO.puts(:code.lib_dir(:elixir))')/ebin
-PLT := _build/plt/otp_elixir.plt
-
-$(PLT):
-	mkdir -p $(dir $(PLT))
-	{ dialyzer -pa $(ELIXIR_EBIN) --build_plt --output_plt $@.new --apps erts kernel stdlib \
-	    -r $(ELIXIR_EBIN) || [ $$? = 2 ]; } && mv $@.new $@
-
-dialyzer: $(PLT)
+# takes over a minute to build and is kept under _build, one for each OTP
+# release and Elixir version: checked against a PLT of another Elixir,
+# calls to what that Elixir lacks are reported missing (code compiled by
+# Elixir 1.20 calls Enum.__in__/2). From OTP 26 on, building it exits 2
+# (warnings) when it lists functions of applications outside the PLT,
+# after writing it; 1 is an error. Held partials and the test oracle
+# build iodata, whose improper lists are deliberate.
+dialyzer:
 	MIX_ENV=test mix compile
-	dialyzer -pa $(ELIXIR_EBIN) --plt $(PLT) -Wno_improper_lists _build/test/lib/mcp_framer/ebin
+	read -r ebin plt < <(elixir -e 'IO.puts([:code.lib_dir(:elixir), "/ebin _build/plt/otp-", \
+	    :erlang.system_info(:otp_release), "-elixir-", System.version(), ".plt"])') && \
+	if [ ! -e "$$plt" ]; then \
+	  mkdir -p _build/plt && \
+	  { dialyzer -pa "$$ebin" --build_plt --output_plt "$$plt.new" --apps erts kernel stdlib \
+	      -r "$$ebin" || [ $$? = 2 ]; } && mv "$$plt.new" "$$plt" || exit 1; \
+	fi && \
+	dialyzer -pa "$$ebin" --plt "$$plt" -Wno_improper_lists _build/test/lib/mcp_framer/ebin
 
 demo: tools
 	mix run examples/demo.exs $(SERVER)
