@@ -69,4 +69,63 @@ defmodule McpFramer.NativeBuildTest do
     assert status == 0, output
     assert File.read!(Path.join(project, "priv/native/libmcp_framer_nif.so")) == "built\n"
   end
+
+  # The README's install: a project that lists mcp_framer as a path (or
+  # git) dependency, built with plain mix. Here the dependency is a copy
+  # of the project and cargo a stand-in that puts this build's NIF where
+  # cargo would, so that the dependent project loads a real one.
+  @tag timeout: 300_000
+  test "a project that depends on mcp_framer builds and loads the NIF with plain mix" do
+    dir =
+      Path.join(System.tmp_dir!(), "mcp_framer_dependent_#{System.unique_integer([:positive])}")
+
+    on_exit(fn -> File.rm_rf!(dir) end)
+    dependency = Path.join(dir, "mcp_framer")
+    File.mkdir_p!(dependency)
+
+    for file <- ~w(mix.exs lib native Cargo.toml Cargo.lock .formatter.exs) do
+      File.cp_r!(Path.join(@root, file), Path.join(dependency, file))
+    end
+
+    {built, loaded} = Mix.Tasks.Compile.McpFramerNative.library_names(:os.type())
+    nif = Path.join(:code.priv_dir(:mcp_framer), "native/" <> loaded)
+    bin = Path.join(dir, "bin")
+    File.mkdir_p!(bin)
+
+    File.write!(Path.join(bin, "cargo"), """
+    #!/bin/sh
+    while [ $# -gt 0 ]; do
+      if [ "$1" = --target-dir ]; then dir=$2; fi
+      shift
+    done
+    mkdir -p "$dir/release" && cp "#{nif}" "$dir/release/#{built}"
+    """)
+
+    File.chmod!(Path.join(bin, "cargo"), 0o755)
+    project = Path.join(dir, "dependent")
+    File.mkdir_p!(project)
+
+    File.write!(Path.join(project, "mix.exs"), """
+    defmodule Dependent.MixProject do
+      use Mix.Project
+
+      def project do
+        [app: :dependent, version: "0.1.0", deps: [{:mcp_framer, path: #{inspect(dependency)}}]]
+      end
+    end
+    """)
+
+    script = ~S"""
+    {:ok, items, framer} = McpFramer.feed(McpFramer.new(decode: :json), ~s({"id":1}\n{"id"))
+    IO.inspect({items, McpFramer.buffered_bytes(framer)})
+    """
+
+    env = [{"PATH", bin <> ":" <> System.get_env("PATH")}, {"MIX_ENV", "prod"}]
+
+    {output, status} =
+      System.cmd("mix", ["run", "-e", script], cd: project, env: env, stderr_to_stdout: true)
+
+    assert status == 0, output
+    assert output =~ ~s({[ok: %{"id" => 1}], 5})
+  end
 end
