@@ -1,24 +1,13 @@
 defmodule McpFramer.NativeBuildTest do
   use ExUnit.Case, async: true
 
-  # `mix compile` in a copy of the project, with a stand-in for cargo first
-  # on the PATH: it writes the library where cargo would, the target
-  # directory given by --target-dir, else CARGO_TARGET_DIR, else ./target.
+  # `mix compile` in a copy of the project, with a stand-in for cargo
+  # (`path_with_cargo/2`).
   @root Path.expand("..", __DIR__)
 
   @library if match?({:unix, :darwin}, :os.type()),
              do: "libmcp_framer_nif.dylib",
              else: "libmcp_framer_nif.so"
-
-  @cargo """
-  #!/bin/sh
-  dir=${CARGO_TARGET_DIR:-target}
-  while [ $# -gt 0 ]; do
-    if [ "$1" = --target-dir ]; then dir=$2; fi
-    shift
-  done
-  mkdir -p "$dir/release" && echo built >"$dir/release/#{@library}"
-  """
 
   # Cargo names a library by its target's DLL_PREFIX and DLL_SUFFIX;
   # :erlang.load_nif/2 adds .dll on Windows and .so on every Unix to the
@@ -39,22 +28,12 @@ defmodule McpFramer.NativeBuildTest do
 
   @tag timeout: 300_000
   test "the NIF is taken from the target directory CARGO_TARGET_DIR names" do
-    dir = Path.join(System.tmp_dir!(), "mcp_framer_build_#{System.unique_integer([:positive])}")
-    on_exit(fn -> File.rm_rf!(dir) end)
+    dir = scratch("mcp_framer_build")
     project = Path.join(dir, "project")
-
-    for file <- ~w(mix.exs lib native Cargo.toml Cargo.lock .formatter.exs) do
-      File.mkdir_p!(project)
-      File.cp_r!(Path.join(@root, file), Path.join(project, file))
-    end
-
-    bin = Path.join(dir, "bin")
-    File.mkdir_p!(bin)
-    File.write!(Path.join(bin, "cargo"), @cargo)
-    File.chmod!(Path.join(bin, "cargo"), 0o755)
+    copy_project(project)
 
     env = [
-      {"PATH", bin <> ":" <> System.get_env("PATH")},
+      {"PATH", path_with_cargo(dir, "echo built >")},
       {"CARGO_TARGET_DIR", Path.join(dir, "shared_target")},
       {"MIX_ENV", "prod"}
     ]
@@ -76,32 +55,11 @@ defmodule McpFramer.NativeBuildTest do
   # cargo would, so that the dependent project loads a real one.
   @tag timeout: 300_000
   test "a project that depends on mcp_framer builds and loads the NIF with plain mix" do
-    dir =
-      Path.join(System.tmp_dir!(), "mcp_framer_dependent_#{System.unique_integer([:positive])}")
-
-    on_exit(fn -> File.rm_rf!(dir) end)
+    dir = scratch("mcp_framer_dependent")
     dependency = Path.join(dir, "mcp_framer")
-    File.mkdir_p!(dependency)
-
-    for file <- ~w(mix.exs lib native Cargo.toml Cargo.lock .formatter.exs) do
-      File.cp_r!(Path.join(@root, file), Path.join(dependency, file))
-    end
-
-    {built, loaded} = Mix.Tasks.Compile.McpFramerNative.library_names(:os.type())
+    copy_project(dependency)
+    {_built, loaded} = Mix.Tasks.Compile.McpFramerNative.library_names(:os.type())
     nif = Path.join(:code.priv_dir(:mcp_framer), "native/" <> loaded)
-    bin = Path.join(dir, "bin")
-    File.mkdir_p!(bin)
-
-    File.write!(Path.join(bin, "cargo"), """
-    #!/bin/sh
-    while [ $# -gt 0 ]; do
-      if [ "$1" = --target-dir ]; then dir=$2; fi
-      shift
-    done
-    mkdir -p "$dir/release" && cp "#{nif}" "$dir/release/#{built}"
-    """)
-
-    File.chmod!(Path.join(bin, "cargo"), 0o755)
     project = Path.join(dir, "dependent")
     File.mkdir_p!(project)
 
@@ -120,12 +78,50 @@ defmodule McpFramer.NativeBuildTest do
     IO.inspect({items, McpFramer.buffered_bytes(framer)})
     """
 
-    env = [{"PATH", bin <> ":" <> System.get_env("PATH")}, {"MIX_ENV", "prod"}]
+    env = [{"PATH", path_with_cargo(dir, ~s(cp "#{nif}"))}, {"MIX_ENV", "prod"}]
 
     {output, status} =
       System.cmd("mix", ["run", "-e", script], cd: project, env: env, stderr_to_stdout: true)
 
     assert status == 0, output
     assert output =~ ~s({[ok: %{"id" => 1}], 5})
+  end
+
+  # A directory of the test's own, removed when it ends.
+  defp scratch(name) do
+    dir = Path.join(System.tmp_dir!(), "#{name}_#{System.unique_integer([:positive])}")
+    on_exit(fn -> File.rm_rf!(dir) end)
+    dir
+  end
+
+  # The project's files that `mix compile` builds from, copied to `to`.
+  defp copy_project(to) do
+    File.mkdir_p!(to)
+
+    for file <- ~w(mix.exs lib native Cargo.toml Cargo.lock .formatter.exs) do
+      File.cp_r!(Path.join(@root, file), Path.join(to, file))
+    end
+  end
+
+  # The PATH with a stand-in for cargo first: it makes the library where
+  # cargo would, in the target directory given by --target-dir, else
+  # CARGO_TARGET_DIR, else ./target, with `write`, a shell command given
+  # the library's path last.
+  defp path_with_cargo(dir, write) do
+    bin = Path.join(dir, "bin")
+    File.mkdir_p!(bin)
+
+    File.write!(Path.join(bin, "cargo"), """
+    #!/bin/sh
+    dir=${CARGO_TARGET_DIR:-target}
+    while [ $# -gt 0 ]; do
+      if [ "$1" = --target-dir ]; then dir=$2; fi
+      shift
+    done
+    mkdir -p "$dir/release" && #{write} "$dir/release/#{@library}"
+    """)
+
+    File.chmod!(Path.join(bin, "cargo"), 0o755)
+    bin <> ":" <> System.get_env("PATH")
   end
 end
