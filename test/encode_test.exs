@@ -253,6 +253,18 @@ defmodule McpFramer.EncodeTest do
       assert encode!(%{"é" => 1}, escape: :unicode_safe) == ~S({"\u00E9":1})
     end
 
+    # A call keeps the text of the binary keys it writes, past its first
+    # few, and writes a key it meets again from that text.
+    test "a key met again in a call is written as the first time, in every mode" do
+      keys = for i <- 1..24, do: "k#{i}</é\u2028\n"
+      maps = for n <- 1..40, do: Map.new(keys, &{&1, n})
+
+      for mode <- [:json, :unicode_safe, :javascript_safe, :html_safe] do
+        each = Enum.map_join(maps, ",", &encode!(&1, escape: mode))
+        assert encode!(maps, escape: mode) == "[" <> each <> "]"
+      end
+    end
+
     test "other keys are turned into strings by String.Chars, as Jason does" do
       assert encode!(%{1.5 => 1}) == ~s({"1.5":1})
       assert encode!(%{~c"ab" => 1}) == ~s({"ab":1})
