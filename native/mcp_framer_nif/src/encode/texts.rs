@@ -143,13 +143,17 @@ fn utf8(env: Env<'_>, atom: ErlNifTerm) -> Option<Vec<u8>> {
 }
 
 /// The keys of one call: a slot is read only while its bit in `filled` is
-/// set, and a new call clears them all.
+/// set, and a new call clears them all. The first [`UNKEPT`] keys a call
+/// writes are not kept: a small message names each of its keys once, and
+/// keeping them cost a copy each that no later key read.
 pub struct Keys {
     slots: Box<[Slot]>,
     filled: u64,
+    written: usize,
 }
 
 const KEY_SLOTS: usize = 64;
+const UNKEPT: usize = 16;
 
 impl Default for Keys {
     fn default() -> Keys {
@@ -162,6 +166,7 @@ impl Default for Keys {
         Keys {
             slots: vec![empty; KEY_SLOTS].into_boxed_slice(),
             filled: 0,
+            written: 0,
         }
     }
 }
@@ -170,6 +175,7 @@ impl Keys {
     /// Forgets every key: their terms were of another call.
     pub fn clear(&mut self) {
         self.filled = 0;
+        self.written = 0;
     }
 
     /// Appends the text kept for `key`, if there is one.
@@ -186,8 +192,13 @@ impl Keys {
         found
     }
 
-    /// Keeps `text` for `key`, if it is short enough.
+    /// Keeps `text` for `key`, if it is short enough and the call has
+    /// written [`UNKEPT`] keys before it.
     pub fn put(&mut self, key: ErlNifTerm, text: &[u8]) {
+        if self.written < UNKEPT {
+            self.written += 1;
+            return;
+        }
         let index = slot(key) % KEY_SLOTS;
         if let (Some(slot), Ok(length)) = (self.slots.get_mut(index), u8::try_from(text.len())) {
             if text.len() <= TEXT_MAX {
