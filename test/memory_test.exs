@@ -97,6 +97,19 @@ defmodule McpFramer.MemoryTest do
       assert shared >= length(@keys) * 5 / 6, "#{shared} of #{length(@keys)} shared"
     end
 
+    # The key table keeps keys of up to 22 bytes, each compared and copied
+    # in overlapping words of a size set by its length.
+    test "a repeated key of any length the table keeps is one term" do
+      for length <- 1..22 do
+        key = binary_part("kQ7_-zEx9Lm$pA2wR#tY%c", 0, length)
+        {:ok, [first, second]} = McpFramer.JSON.decode(~s([{"#{key}":1},{"#{key}":2}]))
+        [{kept, 1}] = Map.to_list(first)
+        [{again, 2}] = Map.to_list(second)
+        assert kept == key
+        assert :erts_debug.same(kept, again), "a #{length}-byte key made twice"
+      end
+    end
+
     test "a message inside one chunk is a sub-binary of that chunk" do
       message = :binary.copy("m", 1_000)
       chunk = :binary.copy("a\n" <> message <> "\nrest")
