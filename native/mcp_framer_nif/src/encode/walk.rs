@@ -677,16 +677,18 @@ impl<'a, 'b> Walker<'a, 'b> {
         if self.buffers.keys.write(key, &mut self.buffers.out) {
             return self.check_key(start, seen);
         }
-        // SAFETY: `key` is part of the call's argument.
-        let kind = unsafe { enif_term_type(self.raw, key) };
+        // A term the BEAM inspects as a binary is one: only another key's
+        // type is asked for.
         match self.binary(key) {
-            Some(text) if matches!(kind, ErlNifTermType::ERL_NIF_TERM_TYPE_BITSTRING) => {
+            Some(text) => {
                 self.string(key, text, false)?;
                 self.buffers.out.push(b':');
                 let Buffers { out, keys, .. } = &mut *self.buffers;
                 keys.put(key, &out[start..]);
             }
-            _ => {
+            None => {
+                // SAFETY: `key` is part of the call's argument.
+                let kind = unsafe { enif_term_type(self.raw, key) };
                 self.other_key(key, kind)?;
                 self.buffers.out.push(b':');
             }
