@@ -475,8 +475,44 @@ pub(super) unsafe fn copy_to_stop<const N: usize, B: Scan<N>>(
     }
     // SAFETY: the caller's contract.
     let stop = unsafe { B::find_in_rest(text, at, stops) };
-    out.extend_from_slice(text.get(at..stop).unwrap_or_default());
+    append_short(out, text.get(at..stop).unwrap_or_default());
     stop
+}
+
+/// Appends `bytes` to `out`: fewer than 16 in two loads and stores of 8,
+/// 4 or 1 bytes each, overlapping as the length needs, where
+/// `extend_from_slice` calls `memcpy` for a length it does not know. The
+/// rest of a string after its lanes, or all of a short one, such as most
+/// keys.
+#[inline(always)]
+fn append_short(out: &mut Vec<u8>, bytes: &[u8]) {
+    let n = bytes.len();
+    if n >= 16 {
+        return out.extend_from_slice(bytes);
+    }
+    out.reserve(n);
+    let length = out.len();
+    // SAFETY: `out` has room for `n` more bytes; each copy reads within
+    // `bytes` and writes within the `n` bytes past the length, which it
+    // covers before the length takes them in.
+    unsafe {
+        let (from, to) = (bytes.as_ptr(), out.as_mut_ptr().add(length));
+        let pair = |size: usize| {
+            std::ptr::copy_nonoverlapping(from, to, size);
+            std::ptr::copy_nonoverlapping(from.add(n - size), to.add(n - size), size);
+        };
+        match n {
+            8.. => pair(8),
+            4..=7 => pair(4),
+            1..=3 => {
+                for i in [0, n / 2, n - 1] {
+                    *to.add(i) = *from.add(i);
+                }
+            }
+            0 => {}
+        }
+        out.set_len(length + n);
+    }
 }
 
 /// Appends to a `Vec<u8>` through a pointer, with its length kept in a
