@@ -97,8 +97,8 @@ defmodule McpFramer.MemoryTest do
       assert shared >= length(@keys) * 5 / 6, "#{shared} of #{length(@keys)} shared"
     end
 
-    # The key table keeps keys of up to 22 bytes, each compared and copied
-    # in overlapping words of a size set by its length.
+    # The key table keeps keys of up to 22 bytes, each compared in
+    # overlapping words of a size set by its length.
     test "a repeated key of any length the table keeps is one term" do
       for length <- 1..22 do
         key = binary_part("kQ7_-zEx9Lm$pA2wR#tY%c", 0, length)
