@@ -166,7 +166,7 @@ elixir-tests: $(EVERYTHING)
 	MIX_ENV=test mix compile --warnings-as-errors
 	mix test --warnings-as-errors
 	MCP_FRAMER_ISA=avx2 mix test --warnings-as-errors test/json_differential_test.exs test/decode_test.exs \
-	  test/encode_differential_test.exs test/encode_test.exs
+	  test/encode_differential_test.exs test/encode_test.exs test/instruction_set_test.exs
 
 # Dialyzer reads Elixir's debug info through the elixir application, so
 # its ebin goes on the code path. The PLT (erts, kernel, stdlib, elixir)

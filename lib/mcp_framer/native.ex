@@ -16,6 +16,7 @@ defmodule McpFramer.Native do
   def buffered_bytes(_resource, _generation), do: :erlang.nif_error(:nif_not_loaded)
   def settings(_resource), do: :erlang.nif_error(:nif_not_loaded)
   def copies_short_messages, do: :erlang.nif_error(:nif_not_loaded)
+  def instruction_set, do: :erlang.nif_error(:nif_not_loaded)
   def decode(_document, _options), do: :erlang.nif_error(:nif_not_loaded)
   def decode_dirty(_document, _options), do: :erlang.nif_error(:nif_not_loaded)
   def decode_framed_dirty(_resource, _message), do: :erlang.nif_error(:nif_not_loaded)

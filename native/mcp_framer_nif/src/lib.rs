@@ -20,6 +20,7 @@ mod timeslice;
 use decode::{Decoded, Item, Session, Stop};
 use error::FramerError;
 use held::HeldBytes;
+use mcp_framer_core::arch::Isa;
 use mcp_framer_core::{Framer, Message, Reply};
 use options::{Keys, Options};
 use outcome::{atoms, Items, Outcome};
@@ -390,6 +391,15 @@ static COPY_SHORT_MESSAGES: AtomicBool = AtomicBool::new(false);
 #[rustler::nif]
 fn copies_short_messages() -> bool {
     COPY_SHORT_MESSAGES.load(Ordering::Relaxed)
+}
+
+/// The instruction set the string code runs (`MCP_FRAMER_ISA`'s, where
+/// the CPU has it, or the widest) and every one this CPU has, narrowest
+/// first, for the tests and benchmarks to show.
+#[rustler::nif]
+fn instruction_set() -> (&'static str, Vec<&'static str>) {
+    let all = Isa::all().into_iter().map(Isa::name).collect();
+    (Isa::best().name(), all)
 }
 
 fn load(env: Env<'_>, _info: Term<'_>) -> bool {
