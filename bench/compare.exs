@@ -23,6 +23,7 @@ defmodule Bench.Compare do
     module = build(rev)
 
     IO.puts("McpFramer now against #{rev}, interleaved, #{rounds} runs each, in one VM")
+    IO.puts(Bench.instruction_set!())
     IO.puts("(ROUNDS=N for more; the same code against itself can differ by 10% or more)")
     IO.puts("ratio = #{rev} time / time now: above 1.00x, now is faster\n")
     IO.puts("| workload | #{rev} MB/s | now MB/s | ratio, best runs | ratio, median runs |")

@@ -17,6 +17,7 @@ defmodule Bench.Profile do
     only = System.get_env("ROW", "one per chunk")
     side = String.to_atom(System.get_env("SIDE", "mcp_framer"))
     seconds = String.to_integer(System.get_env("PROFILE_SECONDS", "10"))
+    instruction_set = Bench.instruction_set!()
 
     rows = Enum.with_index(Decoding.rows(), 101)
 
@@ -48,7 +49,7 @@ defmodule Bench.Profile do
 
     Process.unlink(feeder)
     Process.exit(feeder, :kill)
-    IO.puts("profiled #{side} on #{name} for #{seconds} s")
+    IO.puts("profiled #{side} on #{name} for #{seconds} s; McpFramer's #{instruction_set}")
   end
 
   defp loop(ingest, chunks) do

@@ -272,6 +272,21 @@ defmodule Bench do
 
   def mb_per_s(bytes, micros), do: bytes / micros
 
+  # Which instruction set McpFramer's string code runs. The NIF ignores an
+  # MCP_FRAMER_ISA this CPU lacks, so a misspelt one would measure the
+  # widest under another's name: that stops the run instead.
+  def instruction_set! do
+    {running, available} = McpFramer.Native.instruction_set()
+    named = System.get_env("MCP_FRAMER_ISA", "")
+
+    if named not in ["", running] do
+      raise "MCP_FRAMER_ISA=#{named} names no instruction set this CPU has " <>
+              "(#{Enum.join(available, ", ")})"
+    end
+
+    "instruction set: #{running} (this CPU has #{Enum.join(available, ", ")})"
+  end
+
   def ratio(x), do: :erlang.float_to_binary(x, decimals: 2) <> "x"
 
   def main do
@@ -282,6 +297,8 @@ defmodule Bench do
       "machine: #{String.trim(cpu)}, #{System.schedulers_online()} schedulers, " <>
         "OTP #{System.otp_release()}, Elixir #{System.version()}"
     )
+
+    IO.puts(instruction_set!())
 
     IO.puts(
       "limits: memchr (:binary.match) #{round(scan)} MB/s, memcpy (:binary.copy) #{round(copy)} MB/s"
