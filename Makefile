@@ -2,8 +2,8 @@
 # make demo   frames a real MCP stdio server: make demo SERVER="cmd args"
 # make cross  the crates built for 64-bit ARM (Apple silicon, Graviton):
 #             clippy and the docs, and the core crate's tests under qemu;
-#             clippy for macOS on ARM and for Windows; everything compiled
-#             by the oldest Rust Cargo.toml declares (make test runs it;
+#             clippy for macOS on ARM and for Windows; the workspace
+#             checked by the oldest Rust Cargo.toml declares (make test runs it;
 #             CROSS= skips it, as the matrix roots do)
 # make fuzz   fuzzes the framer, the JSON parser, the encoder's string
 #             writing and pretty:'s layout, FUZZ_SECONDS in all (default
@@ -205,7 +205,7 @@ bench: tools
 	MIX_ENV=prod mix run -r bench/run.exs -e 'Bench.main()'
 endif
 
-# The framing and decoding rows of make bench, now against REV, in one VM.
+# The framing, decoding and encoding rows of make bench, now against REV, in one VM.
 compare: tools
 	@test -n "$(REV)" || { echo "usage: make compare REV=<git revision>"; exit 1; }
 	MIX_ENV=prod REV="$(REV)" mix run bench/compare.exs
