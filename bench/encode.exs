@@ -65,11 +65,16 @@ defmodule Bench.Encoding do
       {:mcp_framer_iodata, "McpFramer.JSON.encode_to_iodata!/1",
        &McpFramer.JSON.encode_to_iodata!/1},
       {:floor, ":erlang.term_to_binary/1", &:erlang.term_to_binary/1},
-      {:mcp_framer_pretty, "McpFramer.JSON.encode!(term, pretty: true)", &pretty/1}
+      {:mcp_framer_pretty, "McpFramer.JSON.encode!(term, pretty: true)", &pretty/1},
+      {:mcp_framer_strict, "McpFramer.JSON.encode!(term, maps: :strict)", &strict/1}
     ] ++ baselines() ++ pretty_baselines()
   end
 
   defp pretty(term), do: McpFramer.JSON.encode!(term, pretty: true)
+
+  # Every key of these terms is a binary, so `maps: :strict` has no key
+  # to check: what it costs over encode!/1 is reading the options.
+  defp strict(term), do: McpFramer.JSON.encode!(term, maps: :strict)
 
   def baselines, do: jason() ++ jiffy() ++ json()
 
@@ -178,6 +183,7 @@ defmodule Bench.Encoding do
       for {side, label, _} <- baselines(), do: print_baseline(results, side, label)
       print_floor(results)
       print_pretty(results)
+      print_options(results)
       print_missing()
     end
   end
@@ -206,6 +212,23 @@ defmodule Bench.Encoding do
           "#{round(r.terms * 1_000_000 / r.best.mcp_framer)} | " <>
           "#{if goal, do: "#{goal} MB/s", else: ""} | #{mb_per_s(r, :mcp_framer_iodata)} | " <>
           "#{round(r.referenced * 100)}% |"
+      )
+    end
+  end
+
+  defp print_options(results) do
+    IO.puts(
+      "\nWith an option: McpFramer.JSON.encode!(term, maps: :strict), which has no key " <>
+        "to check in these terms (all binaries); ratio = its rate / encode!/1's\n"
+    )
+
+    IO.puts("| traffic | encode!/1 MB/s | encode!(term, maps: :strict) MB/s | ratio |")
+    IO.puts("|---|---:|---:|---:|")
+
+    for r <- results do
+      IO.puts(
+        "| #{r.name} | #{mb_per_s(r, :mcp_framer)} | #{mb_per_s(r, :mcp_framer_strict)} | " <>
+          "#{Bench.ratio(r.best.mcp_framer / r.best.mcp_framer_strict)} |"
       )
     end
   end

@@ -519,19 +519,22 @@ defmodule Bench.Decoding do
     messages
   end
 
-  # The same messages, each decoded by a call of McpFramer.JSON.decode/1,
-  # as a caller with whole documents decodes them.
-  defp run_documents(messages) do
+  # The same messages, each decoded by a call of McpFramer.JSON.decode/2,
+  # as a caller with whole documents decodes them: without options, or
+  # with limits no message reaches, as for untrusted documents.
+  @limits [max_depth: 64, max_values: 1_000_000]
+
+  defp run_documents(messages, opts) do
     Task.async(fn ->
-      decode_all(messages)
-      :timer.tc(fn -> decode_all(messages) end)
+      decode_all(messages, opts)
+      :timer.tc(fn -> decode_all(messages, opts) end)
     end)
     |> Task.await(:infinity)
   end
 
-  defp decode_all(messages) do
+  defp decode_all(messages, opts) do
     Enum.reduce(messages, {0, 0}, fn message, {ok, failed} ->
-      case McpFramer.JSON.decode(message) do
+      case McpFramer.JSON.decode(message, opts) do
         {:ok, _} -> {ok + 1, failed}
         {:error, _} -> {ok, failed + 1}
       end
@@ -609,7 +612,11 @@ defmodule Bench.Decoding do
     best =
       Enum.reduce(1..@rounds, %{}, fn _, best ->
         results = for {side, ingest} <- sides, do: {side, run(ingest, chunks)}
-        results = results ++ [documents: run_documents(messages)]
+
+        results =
+          results ++
+            [documents: run_documents(messages, []), limited: run_documents(messages, @limits)]
+
         check!(name, for({side, {_, tally}} <- results, do: {side, tally}))
 
         Enum.reduce(results, best, fn {side, {micros, {ok, _}}}, best ->
@@ -770,17 +777,24 @@ defmodule Bench.Decoding do
   defp print_documents(results) do
     IO.puts(
       "\nThe same messages, each decoded by its own call of McpFramer.JSON.decode/1; " <>
-        "ratio = its rate / a decoding framer's rate\n"
+        "ratio = its rate / a decoding framer's rate; with limits = decode/2 with " <>
+        "#{inspect(@limits)}, which no message reaches, its rate / decode/1's\n"
     )
 
-    IO.puts("| traffic | McpFramer.JSON.decode/1 MB/s | decoding framer MB/s | ratio |")
-    IO.puts("|---|---:|---:|---:|")
+    IO.puts(
+      "| traffic | McpFramer.JSON.decode/1 MB/s | decoding framer MB/s | ratio | " <>
+        "with limits MB/s | ratio |"
+    )
+
+    IO.puts("|---|---:|---:|---:|---:|---:|")
 
     for r <- results do
+      %{documents: documents, limited: limited} = r.baselines
+
       IO.puts(
-        "| #{r.name} | #{round(Bench.mb_per_s(r.bytes, r.baselines.documents))} | " <>
-          "#{round(Bench.mb_per_s(r.bytes, r.nif))} | " <>
-          "#{Bench.ratio(r.nif / r.baselines.documents)} |"
+        "| #{r.name} | #{round(Bench.mb_per_s(r.bytes, documents))} | " <>
+          "#{round(Bench.mb_per_s(r.bytes, r.nif))} | #{Bench.ratio(r.nif / documents)} | " <>
+          "#{round(Bench.mb_per_s(r.bytes, limited))} | #{Bench.ratio(documents / limited)} |"
       )
     end
   end
