@@ -57,10 +57,12 @@ defmodule McpFramer.EncodePrettyTest do
     assert pretty([1], record_separator: "|") == pretty([1])
   end
 
-  test "of an option given twice the last wins, as Jason reads them" do
+  test "of an option given twice the last wins, the first unread, as Jason reads them" do
     assert JSON.encode!([1], pretty: true, pretty: false) == "[1]"
     assert pretty([1], indent: "a", indent: "b") == "[\nb1\n]"
     assert JSON.encode!("é", escape: :unicode_safe, escape: :json) == ~s("é")
+    assert JSON.encode!("é", escape: :bogus, escape: :json) == ~s("é")
+    assert JSON.encode!(%{"a" => 1}, maps: :bogus, maps: :strict) == ~s({"a":1})
   end
 
   test "every form but a line gives the same text" do

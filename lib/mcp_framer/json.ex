@@ -316,6 +316,26 @@ defmodule McpFramer.JSON do
   # The decoding options `opts` as the NIF takes them, or an ArgumentError
   # naming what is wrong; `caller` says whose options they are.
   def options!(opts, caller) do
+    # Options that are all known and good are read in one pass, as a
+    # caller of decode/2 gives them on every call; anything else, over
+    # again, for what is wrong with it.
+    case read(opts, @defaults) do
+      {:ok, options} -> options
+      :error -> check_options!(opts, caller)
+    end
+  end
+
+  defp read([{name, value} | opts], options) do
+    case option(name, value, options) do
+      {:ok, options} -> read(opts, options)
+      :error -> :error
+    end
+  end
+
+  defp read([], options), do: {:ok, options}
+  defp read(_opts, _options), do: :error
+
+  defp check_options!(opts, caller) do
     opts = McpFramer.keyword!(opts, caller)
 
     case Keyword.split(opts, @names) do
@@ -331,39 +351,47 @@ defmodule McpFramer.JSON do
     end
   end
 
-  defp option!({:strings, strings}, options) when strings in [:reference, :copy],
-    do: put_elem(options, 0, strings)
+  defp option!({name, value}, options) do
+    case option(name, value, options) do
+      {:ok, options} -> options
+      :error -> bad_option!(name, value)
+    end
+  end
 
-  defp option!({:keys, keys}, options) when keys in [:strings, :atoms, :atoms!],
-    do: put_elem(options, 1, keys)
+  defp option(:strings, strings, options) when strings in [:reference, :copy],
+    do: {:ok, put_elem(options, 0, strings)}
 
-  defp option!({:keys, fun}, options) when is_function(fun, 1), do: put_elem(options, 1, fun)
+  defp option(:keys, keys, options) when keys in [:strings, :atoms, :atoms!],
+    do: {:ok, put_elem(options, 1, keys)}
 
-  defp option!({:max_depth, max}, options) when is_integer(max) and max in 1..@largest_limit,
-    do: put_elem(options, 2, max)
+  defp option(:keys, fun, options) when is_function(fun, 1), do: {:ok, put_elem(options, 1, fun)}
 
-  defp option!({:max_values, max}, options) when is_integer(max) and max in 1..@largest_limit,
-    do: put_elem(options, 3, max)
+  defp option(:max_depth, max, options) when is_integer(max) and max in 1..@largest_limit,
+    do: {:ok, put_elem(options, 2, max)}
 
-  defp option!({:duplicate_keys, keys}, options) when keys in [:first, :error],
-    do: put_elem(options, 4, keys)
+  defp option(:max_values, max, options) when is_integer(max) and max in 1..@largest_limit,
+    do: {:ok, put_elem(options, 3, max)}
 
-  defp option!({:floats, :native}, options), do: options
-  defp option!({:objects, :maps}, options), do: options
+  defp option(:duplicate_keys, keys, options) when keys in [:first, :error],
+    do: {:ok, put_elem(options, 4, keys)}
 
-  defp option!({:floats, :decimals}, _options) do
+  defp option(:floats, :native, options), do: {:ok, options}
+  defp option(:objects, :maps, options), do: {:ok, options}
+  defp option(_name, _value, _options), do: :error
+
+  defp bad_option!(:floats, :decimals) do
     raise ArgumentError,
           "floats: :decimals needs the decimal package, which McpFramer does not use; " <>
             "only floats: :native is offered"
   end
 
-  defp option!({:objects, :ordered_objects}, _options) do
+  defp bad_option!(:objects, :ordered_objects) do
     raise ArgumentError,
           "objects: :ordered_objects needs Jason.OrderedObject from the jason package; " <>
             "only objects: :maps is offered"
   end
 
-  defp option!({name, value}, _options) do
+  defp bad_option!(name, value) do
     raise ArgumentError,
           "expected #{inspect(name)} to be #{expected(name)}, got: #{inspect(value)}"
   end

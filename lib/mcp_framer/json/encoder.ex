@@ -199,8 +199,24 @@ defmodule McpFramer.JSON.Encoder do
   defp result({:error, reason}), do: {:error, EncodeError.exception(reason)}
 
   # Options are packed once, here, into the integer the NIF takes, but for
-  # the form, and `:pretty`, which is laid out after.
-  defp flags!(opts) do
+  # the form, and `:pretty`, which is laid out after. Known options are
+  # read in one pass, the last of a repeated one winning; anything else,
+  # over again, for what is wrong with it.
+  defp flags!(opts), do: read(opts, :json, :naive, false, opts)
+
+  defp read([{:escape, escape} | rest], _, maps, pretty, opts),
+    do: read(rest, escape, maps, pretty, opts)
+
+  defp read([{:maps, maps} | rest], escape, _, pretty, opts),
+    do: read(rest, escape, maps, pretty, opts)
+
+  defp read([{:pretty, pretty} | rest], escape, maps, _, opts),
+    do: read(rest, escape, maps, pretty, opts)
+
+  defp read([], escape, maps, pretty, _opts), do: {escape!(escape) + maps!(maps), pretty}
+  defp read(_rest, _escape, _maps, _pretty, opts), do: check_flags!(opts)
+
+  defp check_flags!(opts) do
     if not (is_list(opts) and Keyword.keyword?(opts)) do
       raise ArgumentError,
             "McpFramer.JSON expects a keyword list of options, got: #{inspect(opts)}"
