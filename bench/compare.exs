@@ -59,6 +59,14 @@ defmodule Bench.Compare do
         bytes = Enum.reduce(chunks, 0, &(byte_size(&1) + &2))
         times = interleave([module, McpFramer], &Bench.Decoding.run(decoding(&1), chunks), rounds)
         print_row("decode: " <> name, bytes, times[module], times[McpFramer])
+
+        # Each message by its own call, with limits, as for untrusted
+        # documents: what reading the options costs shows here.
+        {messages, json} = {Bench.Decoding.messages(chunks), Module.concat(module, JSON)}
+        limits = Bench.Decoding.limits()
+        run = &Bench.Decoding.run_documents(messages, limits, &1)
+        times = interleave([json, McpFramer.JSON], run, rounds)
+        print_row("decode/2, limits: " <> name, bytes, times[json], times[McpFramer.JSON])
       end
     end
   end
@@ -89,6 +97,13 @@ defmodule Bench.Compare do
         run = fn version -> {Bench.Encoding.run(&version.encode!/1, terms), :same} end
         times = interleave([json, McpFramer.JSON], run, rounds)
         print_row("encode: " <> name, bytes, times[json], times[McpFramer.JSON])
+
+        # With an option that checks nothing in these terms (all their keys
+        # are binaries): what reading the options costs.
+        strict = fn version -> &version.encode!(&1, maps: :strict) end
+        run = fn version -> {Bench.Encoding.run(strict.(version), terms), :same} end
+        times = interleave([json, McpFramer.JSON], run, rounds)
+        print_row("encode, maps: :strict: " <> name, bytes, times[json], times[McpFramer.JSON])
       end
     end
   end

@@ -509,7 +509,7 @@ defmodule Bench.Decoding do
   end
 
   # The messages of a row, framed.
-  defp messages(chunks) do
+  def messages(chunks) do
     {messages, _} =
       Enum.flat_map_reduce(chunks, PureFramer.new(), fn chunk, framer ->
         {:ok, messages, framer} = PureFramer.feed(framer, chunk)
@@ -523,18 +523,20 @@ defmodule Bench.Decoding do
   # as a caller with whole documents decodes them: without options, or
   # with limits no message reaches, as for untrusted documents.
   @limits [max_depth: 64, max_values: 1_000_000]
+  def limits, do: @limits
 
-  defp run_documents(messages, opts) do
+  # `json` is McpFramer.JSON, or make compare's other version of it.
+  def run_documents(messages, opts, json \\ McpFramer.JSON) do
     Task.async(fn ->
-      decode_all(messages, opts)
-      :timer.tc(fn -> decode_all(messages, opts) end)
+      decode_all(json, messages, opts)
+      :timer.tc(fn -> decode_all(json, messages, opts) end)
     end)
     |> Task.await(:infinity)
   end
 
-  defp decode_all(messages, opts) do
+  defp decode_all(json, messages, opts) do
     Enum.reduce(messages, {0, 0}, fn message, {ok, failed} ->
-      case McpFramer.JSON.decode(message, opts) do
+      case json.decode(message, opts) do
         {:ok, _} -> {ok + 1, failed}
         {:error, _} -> {ok, failed + 1}
       end
