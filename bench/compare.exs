@@ -99,11 +99,16 @@ defmodule Bench.Compare do
         print_row("encode: " <> name, bytes, times[json], times[McpFramer.JSON])
 
         # With an option that checks nothing in these terms (all their keys
-        # are binaries): what reading the options costs.
-        strict = fn version -> &version.encode!(&1, maps: :strict) end
-        run = fn version -> {Bench.Encoding.run(strict.(version), terms), :same} end
-        times = interleave([json, McpFramer.JSON], run, rounds)
-        print_row("encode, maps: :strict: " <> name, bytes, times[json], times[McpFramer.JSON])
+        # are binaries): what reading the options costs; and laid out.
+        for {label, opts} <- [
+              {"maps: :strict", [maps: :strict]},
+              {"pretty: true", [pretty: true]}
+            ] do
+          encode = fn version -> &version.encode!(&1, opts) end
+          run = fn version -> {Bench.Encoding.run(encode.(version), terms), :same} end
+          times = interleave([json, McpFramer.JSON], run, rounds)
+          print_row("encode, #{label}: " <> name, bytes, times[json], times[McpFramer.JSON])
+        end
       end
     end
   end

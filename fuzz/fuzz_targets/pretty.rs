@@ -1,14 +1,15 @@
 //! Any bytes laid out by `encode::pretty`, JSON or not, with separators
 //! cut from the input's last bytes.
 //!
-//! * `write` must write exactly as many bytes as `len` says.
+//! * `write` must write exactly as many bytes as `len` says, and
+//!   `write_vec` the same bytes in one pass.
 //! * The output must be what a reference writes that takes
 //!   `Jason.Formatter.pretty_print/2`'s rules (1.4.5) one byte at a time,
 //!   where the layout skips through strings and scalars by the run.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_framer_core::encode::pretty::{len, write, Layout};
+use mcp_framer_core::encode::pretty::{len, write, write_vec, Layout};
 
 fuzz_target!(|input: &[u8]| {
     let Some((&sizes, rest)) = input.split_last() else {
@@ -35,6 +36,9 @@ fuzz_target!(|input: &[u8]| {
     let mut out = vec![0; expected.len()];
     assert_eq!(write(text, &layout, &mut out), Some(out.len()));
     assert_eq!(out, expected);
+    let mut appended = Vec::new();
+    assert_eq!(write_vec(text, &layout, &mut appended, expected.len()), Ok(()));
+    assert_eq!(appended, expected);
 });
 
 /// `text` laid out a byte at a time. A closing bracket with no opener

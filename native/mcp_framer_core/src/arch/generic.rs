@@ -485,7 +485,7 @@ pub(super) unsafe fn copy_to_stop<const N: usize, B: Scan<N>>(
 /// rest of a string after its lanes, or all of a short one, such as most
 /// keys.
 #[inline(always)]
-fn append_short(out: &mut Vec<u8>, bytes: &[u8]) {
+pub(super) fn append_short(out: &mut Vec<u8>, bytes: &[u8]) {
     let n = bytes.len();
     if n >= 16 {
         return out.extend_from_slice(bytes);

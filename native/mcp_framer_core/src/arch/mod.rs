@@ -515,6 +515,13 @@ pub use lane::classify_lane;
 /// room for fewer than `text.len() - from` more bytes.
 pub use lane::copy_to_stop;
 
+/// Appends `bytes` to `out`, one of under 16 without a call to `memcpy`:
+/// for the many short pieces of a text laid out by `pretty:`.
+#[inline(always)]
+pub fn append(out: &mut Vec<u8>, bytes: &[u8]) {
+    generic::append_short(out, bytes);
+}
+
 /// Bit `i` is set when `bytes[at + i]` is `\n`, for the up to 64 bytes
 /// from `at`; 0 past the end. SSE2, so x86-64 only: elsewhere the framer
 /// uses memchr's iterator, and the portable twin serves the tests.

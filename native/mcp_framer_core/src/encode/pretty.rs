@@ -8,6 +8,8 @@
 //! same rules without fail, so the output is always what [`len`] says, and
 //! is Jason's wherever Jason's formatter does not raise.
 
+use crate::arch;
+
 /// The separators, as the options of `pretty:` give them.
 #[derive(Clone, Copy, Debug)]
 pub struct Layout<'a> {
@@ -52,6 +54,38 @@ pub fn write(text: &[u8], layout: &Layout, out: &mut [u8]) -> Option<usize> {
         true
     });
     room.then_some(at)
+}
+
+/// Why [`write_vec`] stopped short of the whole text laid out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Short {
+    /// The text laid out takes more than the cap.
+    Cap,
+    /// There was no memory for it.
+    NoMemory,
+}
+
+/// `text` laid out, appended to `out` in one pass, where the text laid out
+/// takes at most `cap` bytes: no [`len`] pass before it, as a short text
+/// needs none. `out` may hold part of the text when it stops short.
+pub fn write_vec(text: &[u8], layout: &Layout, out: &mut Vec<u8>, cap: usize) -> Result<(), Short> {
+    let end = out.len().saturating_add(cap);
+    let mut short = None;
+    let room = write_to(text, layout, |bytes| {
+        if bytes.len() > end - out.len() {
+            short = Some(Short::Cap);
+        } else if out.try_reserve(bytes.len()).is_err() {
+            short = Some(Short::NoMemory);
+        } else {
+            arch::append(out, bytes);
+        }
+        short.is_none()
+    });
+    match short {
+        Some(short) => Err(short),
+        None if !room => Err(Short::NoMemory),
+        None => Ok(()),
+    }
 }
 
 /// `text` laid out, handed to `put` a piece at a time, in order, until it
@@ -207,7 +241,7 @@ fn string_end(text: &[u8], from: usize) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::{len, write, Layout};
+    use super::{len, write, write_vec, Layout, Short};
     use proptest::prelude::*;
 
     const DEFAULT: Layout = Layout {
@@ -327,6 +361,28 @@ mod tests {
             prop_assert_eq!(pretty(&text, &none), squeezed(&text));
             pretty(&text, &DEFAULT);
             pretty(&text, &Layout { indent: &indent, line: b"\r\n", record: b"|", colon: &indent });
+        }
+
+        /// In one pass, `write_vec` appends what `len` and `write` give,
+        /// if that fits in its cap, and stops short if not.
+        #[test]
+        fn write_vec_appends_the_text_laid_out_if_it_fits_in_its_cap(
+            text in prop::collection::vec(prop_oneof![
+                prop::sample::select(&b"{}[],:\"\\ \n"[..]),
+                any::<u8>(),
+            ], 0..256),
+            before in prop::collection::vec(any::<u8>(), 0..4),
+        ) {
+            let whole = pretty(&text, &DEFAULT);
+            let mut out = before.clone();
+            prop_assert_eq!(write_vec(&text, &DEFAULT, &mut out, whole.len()), Ok(()));
+            prop_assert_eq!(&out[..before.len()], &before[..]);
+            prop_assert_eq!(&out[before.len()..], &whole[..]);
+            if let Some(less) = whole.len().checked_sub(1) {
+                let mut out = before.clone();
+                prop_assert_eq!(write_vec(&text, &DEFAULT, &mut out, less), Err(Short::Cap));
+                prop_assert!(out.len() <= before.len() + less);
+            }
         }
     }
 }

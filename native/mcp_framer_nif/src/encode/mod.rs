@@ -178,6 +178,12 @@ fn reason<'a>(env: Env<'a>, invalid: Invalid) -> Term<'a> {
     }
 }
 
+/// Runs `f` with this scheduler thread's byte buffer, empty, where the
+/// walk writes its text: for `pretty`'s text laid out.
+fn with_scratch<T>(f: impl FnOnce(&mut Vec<u8>) -> T) -> T {
+    with_buffers(|buffers| f(buffers.scratch()))
+}
+
 /// Runs `f` with this scheduler thread's buffers, emptied before (a call
 /// that stopped short may have left terms of its own in them) and after.
 fn with_buffers<T>(f: impl FnOnce(&mut Buffers) -> T) -> T {

@@ -1,17 +1,20 @@
 //! The encoder's text laid out for people (`pretty:`), by
-//! `mcp_framer_core::encode::pretty`, straight into the result binary.
+//! `mcp_framer_core::encode::pretty`: on a normal scheduler in one pass
+//! into the thread's scratch, then copied into the result binary; on a
+//! dirty one measured first, then written straight into the binary, which
+//! may be gigabytes.
 //!
 //! `McpFramer.Native.pretty/2` (or `pretty_dirty/2`) takes the text and
 //! `{indent, line, record, colon}` and replies `{:ok, binary}`,
 //! `{:error, {:no_memory, bytes}}` (`bytes` the size laid out), or on a
 //! normal scheduler `:continue_dirty` for text too long to lay out within
-//! a call's time, having measured only how long it would be laid out; and
-//! `:error` to a caller that died while its text was written.
+//! a call's time, having written at most what a call may; and `:error` to
+//! a caller that died while its text was written.
 
 use crate::error::FramerError;
 use crate::terms;
 use crate::timeslice::{Scheduler, Timeslice};
-use mcp_framer_core::encode::pretty::{self, Layout};
+use mcp_framer_core::encode::pretty::{self, Layout, Short};
 use rustler::{Binary, Encoder, Env, NifResult, Term};
 
 /// The most text, and the most laid out, a normal scheduler's call takes.
@@ -53,20 +56,33 @@ fn run<'a>(
 ) -> NifResult<Term<'a>> {
     let normal = scheduler == Scheduler::Normal;
     let time = Timeslice::new(scheduler, 0);
+    let layout = Layout {
+        indent: indent.as_slice(),
+        line: line.as_slice(),
+        record: record.as_slice(),
+        colon: colon.as_slice(),
+    };
     let reply = if normal && text.len() > NORMAL_TEXT_MAX {
         atoms::continue_dirty().encode(env)
+    } else if normal {
+        // In one pass, into the thread's scratch: a text laid out past
+        // what a normal call may write, or with no memory for it, is laid
+        // out again on a dirty scheduler, which knows its size first.
+        super::with_scratch(|scratch| {
+            match pretty::write_vec(text.as_slice(), &layout, scratch, NORMAL_OUTPUT_MAX) {
+                Ok(()) => {
+                    let bytes = (text.len() + scratch.len()) as u64;
+                    time.count_work(bytes * PICOS_PER_BYTE / 1000);
+                    copied(env, scratch)
+                }
+                Err(Short::Cap | Short::NoMemory) => atoms::continue_dirty().encode(env),
+            }
+        })
     } else {
-        let layout = Layout {
-            indent: indent.as_slice(),
-            line: line.as_slice(),
-            record: record.as_slice(),
-            colon: colon.as_slice(),
-        };
         let size = pretty::len(text.as_slice(), &layout);
         let bytes = (text.len() as u64).saturating_add(size.unwrap_or(0) as u64);
         time.count_work(bytes.saturating_mul(PICOS_PER_BYTE) / 1000);
         match size {
-            Some(size) if normal && size > NORMAL_OUTPUT_MAX => atoms::continue_dirty().encode(env),
             Some(size) => match laid_out(env, text.as_slice(), &layout, size)? {
                 LaidOut::Text(binary) => (atoms::ok(), binary).encode(env),
                 LaidOut::NoMemory => no_memory(env, size),
@@ -136,6 +152,22 @@ fn laid_out<'a>(
         None if gone => Ok(LaidOut::CallerGone),
         // `size` is what `len` gave for the same text and layout.
         None => Err(FramerError::EncoderMismatch),
+    }
+}
+
+/// `{:ok, binary}` of `bytes`, or the error of no memory for them.
+fn copied<'a>(env: Env<'a>, bytes: &[u8]) -> Term<'a> {
+    // SAFETY: `fill` writes the `bytes.len()` bytes it is given room for.
+    let binary = unsafe {
+        terms::new_binary(env, bytes.len(), |data| {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), data, bytes.len());
+            true
+        })
+    };
+    match binary {
+        // SAFETY: `new_binary` made the term in `env`.
+        Some(binary) => (atoms::ok(), unsafe { Term::new(env, binary) }).encode(env),
+        None => no_memory(env, bytes.len()),
     }
 }
 

@@ -270,6 +270,11 @@ const KEEP_TERMS: usize = 8192;
 const KEEP_SETS: usize = 64;
 
 impl Buffers {
+    /// The text's buffer, for other text than the walk's.
+    pub fn scratch(&mut self) -> &mut Vec<u8> {
+        &mut self.out
+    }
+
     pub fn clear(&mut self) {
         self.out.clear();
         self.out.shrink_to(KEEP_BYTES);
