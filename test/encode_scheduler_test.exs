@@ -60,7 +60,15 @@ defmodule McpFramer.EncodeSchedulerTest do
        [pretty: [indent: :binary.copy(" ", @mib)]]},
       {"63 KB of tools/list, pretty", tools_list(70 * 1024), [pretty: true]},
       {"43 KB of tools/list laid out to 220 KB, pretty", tools_list(48 * 1024),
-       [pretty: [indent: "        "]]}
+       [pretty: [indent: "        "]]},
+      # Separators as long as the rest: a normal call must see that the
+      # first line's margin is past what it may write before building it.
+      {"a list with a 50 MB line separator, pretty", [1, 2],
+       [pretty: [line_separator: :binary.copy("\n", 50 * @mib)]]},
+      {"a number with a 50 MB line separator, pretty", 1,
+       [pretty: [line_separator: :binary.copy("\n", 50 * @mib)]]},
+      {"a nested list with a 50 MB indent, pretty", [[1]],
+       [pretty: [indent: :binary.copy(" ", 50 * @mib)]]}
     ]
   end
 

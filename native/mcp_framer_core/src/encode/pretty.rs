@@ -67,17 +67,25 @@ pub enum Short {
 
 /// `text` laid out, appended to `out` in one pass, where the text laid out
 /// takes at most `cap` bytes: no [`len`] pass before it, as a short text
-/// needs none. `out` may hold part of the text when it stops short.
+/// needs none. A line's margin longer than what is left of the cap is not
+/// built, so a wide `:indent` or `:line_separator` stops it as soon as a
+/// line needs one. `out` may hold part of the text when it stops short.
 pub fn write_vec(text: &[u8], layout: &Layout, out: &mut Vec<u8>, cap: usize) -> Result<(), Short> {
     let end = out.len().saturating_add(cap);
     let mut short = None;
-    let room = write_to(text, layout, |bytes| {
-        if bytes.len() > end - out.len() {
+    let room = write_pieces(text, layout, |piece| {
+        let length = match piece {
+            Out::Bytes(bytes) => bytes.len(),
+            Out::Margin(width) => width,
+        };
+        if length > end - out.len() {
             short = Some(Short::Cap);
-        } else if out.try_reserve(bytes.len()).is_err() {
-            short = Some(Short::NoMemory);
-        } else {
-            arch::append(out, bytes);
+        } else if let Out::Bytes(bytes) = piece {
+            if out.try_reserve(bytes.len()).is_ok() {
+                arch::append(out, bytes);
+            } else {
+                short = Some(Short::NoMemory);
+            }
         }
         short.is_none()
     });
@@ -92,30 +100,49 @@ pub fn write_vec(text: &[u8], layout: &Layout, out: &mut Vec<u8>, cap: usize) ->
 /// returns false; false if there was no memory for the indents of the
 /// deepest line, whose pieces are then left out.
 pub fn write_to(text: &[u8], layout: &Layout, mut put: impl FnMut(&[u8]) -> bool) -> bool {
-    let mut going = true;
-    // A line break and as many indents as the deepest line so far: the
-    // start of a line at any level is a prefix of it.
+    write_pieces(text, layout, |piece| match piece {
+        Out::Bytes(bytes) => put(bytes),
+        Out::Margin(_) => true,
+    })
+}
+
+/// What [`write_pieces`] hands over.
+#[derive(Clone, Copy)]
+enum Out<'a> {
+    /// The next bytes of the text laid out.
+    Bytes(&'a [u8]),
+    /// A line's margin of this many bytes comes next, if this is taken:
+    /// asked before the margin is built.
+    Margin(usize),
+}
+
+/// [`write_to`], which also asks `put` about each margin before building it.
+fn write_pieces(text: &[u8], layout: &Layout, mut put: impl FnMut(Out) -> bool) -> bool {
+    let (mut going, mut room) = (true, true);
+    // A line break and as many indents as the deepest line so far, built
+    // as lines need it: the start of a line at any level is a prefix of it.
     let mut margin = Vec::new();
-    let mut room = margin.try_reserve(layout.line.len()).is_ok();
-    margin.extend_from_slice(layout.line);
     lay_out(text, layout, |piece| {
         if !going {
             return;
         }
-        let bytes = match piece {
-            Piece::Text(bytes) => bytes,
+        going = match piece {
+            Piece::Text(bytes) => put(Out::Bytes(bytes)),
             Piece::NewLine(levels) => {
                 let width = margin_width(layout, levels).unwrap_or(usize::MAX);
-                if margin.len() < width {
+                let taken = put(Out::Margin(width));
+                if taken && margin.len() < width {
                     room &= margin.try_reserve(width - margin.len()).is_ok();
+                    if room && margin.is_empty() {
+                        margin.extend_from_slice(layout.line);
+                    }
                     while room && margin.len() < width {
                         margin.extend_from_slice(layout.indent);
                     }
                 }
-                margin.get(..width).unwrap_or_default()
+                taken && put(Out::Bytes(margin.get(..width).unwrap_or_default()))
             }
         };
-        going = put(bytes);
     });
     room
 }

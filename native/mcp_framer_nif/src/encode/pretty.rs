@@ -69,12 +69,12 @@ fn run<'a>(
         // what a normal call may write, or with no memory for it, is laid
         // out again on a dirty scheduler, which knows its size first.
         super::with_scratch(|scratch| {
-            match pretty::write_vec(text.as_slice(), &layout, scratch, NORMAL_OUTPUT_MAX) {
-                Ok(()) => {
-                    let bytes = (text.len() + scratch.len()) as u64;
-                    time.count_work(bytes * PICOS_PER_BYTE / 1000);
-                    copied(env, scratch)
-                }
+            let laid_out = pretty::write_vec(text.as_slice(), &layout, scratch, NORMAL_OUTPUT_MAX);
+            // What was read and written, whether or not it was all.
+            let bytes = (text.len() + scratch.len()) as u64;
+            time.count_work(bytes * PICOS_PER_BYTE / 1000);
+            match laid_out {
+                Ok(()) => copied(env, scratch),
                 Err(Short::Cap | Short::NoMemory) => atoms::continue_dirty().encode(env),
             }
         })
