@@ -612,12 +612,16 @@ defmodule Bench.Decoding do
     sides = sides() ++ [floor: floor_side(messages)]
 
     best =
-      Enum.reduce(1..@rounds, %{}, fn _, best ->
+      Enum.reduce(1..@rounds, %{}, fn round, best ->
         results = for {side, ingest} <- sides, do: {side, run(ingest, chunks)}
+        # The first to run after the framers finds memory they left behind
+        # (blobs decoded one call each ran 1.2-2x slower first): the two
+        # take turns.
+        documents = [documents: [], limited: @limits]
+        documents = if rem(round, 2) == 0, do: Enum.reverse(documents), else: documents
 
         results =
-          results ++
-            [documents: run_documents(messages, []), limited: run_documents(messages, @limits)]
+          results ++ for {side, opts} <- documents, do: {side, run_documents(messages, opts)}
 
         check!(name, for({side, {_, tally}} <- results, do: {side, tally}))
 
