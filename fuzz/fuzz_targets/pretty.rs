@@ -37,7 +37,10 @@ fuzz_target!(|input: &[u8]| {
     assert_eq!(write(text, &layout, &mut out), Some(out.len()));
     assert_eq!(out, expected);
     let mut appended = Vec::new();
-    assert_eq!(write_vec(text, &layout, &mut appended, expected.len()), Ok(()));
+    assert_eq!(
+        write_vec(text, &layout, &mut appended, expected.len()),
+        Ok(())
+    );
     assert_eq!(appended, expected);
 });
 
