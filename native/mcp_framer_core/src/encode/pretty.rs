@@ -372,16 +372,20 @@ mod tests {
         out
     }
 
+    /// Up to 256 bytes, half of them JSON's structure, quotes, escapes and
+    /// whitespace.
+    fn bytes_like_json() -> impl Strategy<Value = Vec<u8>> {
+        let byte = prop_oneof![prop::sample::select(&b"{}[],:\"\\ \n"[..]), any::<u8>()];
+        prop::collection::vec(byte, 0..256)
+    }
+
     proptest! {
         /// Whatever the bytes, JSON or not, the output is exactly as long
         /// as `len` says (checked in `pretty`), and with empty separators
         /// it is the input without the whitespace outside strings.
         #[test]
         fn any_bytes_lay_out_to_the_length_len_gives(
-            text in prop::collection::vec(prop_oneof![
-                prop::sample::select(&b"{}[],:\"\\ \n"[..]),
-                any::<u8>(),
-            ], 0..256),
+            text in bytes_like_json(),
             indent in prop::collection::vec(any::<u8>(), 0..4),
         ) {
             let none = Layout { indent: b"", line: b"", record: b"", colon: b"" };
@@ -394,10 +398,7 @@ mod tests {
         /// if that fits in its cap, and stops short if not.
         #[test]
         fn write_vec_appends_the_text_laid_out_if_it_fits_in_its_cap(
-            text in prop::collection::vec(prop_oneof![
-                prop::sample::select(&b"{}[],:\"\\ \n"[..]),
-                any::<u8>(),
-            ], 0..256),
+            text in bytes_like_json(),
             before in prop::collection::vec(any::<u8>(), 0..4),
         ) {
             let whole = pretty(&text, &DEFAULT);
