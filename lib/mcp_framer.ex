@@ -400,6 +400,10 @@ defmodule McpFramer do
       fn chunk, {framer, pending} ->
         raise_pending(pending)
 
+        if not is_binary(chunk) do
+          raise ArgumentError, "McpFramer.stream/2 expects binary chunks, got: #{inspect(chunk)}"
+        end
+
         case feed(framer, chunk) do
           {:ok, messages, framer} ->
             {messages, {framer, nil}}

@@ -57,8 +57,10 @@ defmodule McpFramer.BadInputTest do
             {"a missing resource", &Map.delete(&1, :resource), @not_a_framer},
             {"a non-integer generation", &%{&1 | generation: "0"}, @altered},
             {"a negative generation", &%{&1 | generation: -1}, @altered},
-            {"another framer's resource", &%{&1 | resource: McpFramer.new().resource}, ~r/stale/},
-            {"a superseded framer", &%{&1 | generation: &1.generation - 1}, ~r/stale McpFramer/}
+            {"another framer's resource", &%{&1 | resource: McpFramer.new().resource}, @altered},
+            {"a superseded framer", &%{&1 | generation: &1.generation - 1}, ~r/stale McpFramer/},
+            {"a generation ahead of the framer's", &%{&1 | generation: &1.generation + 1},
+             @altered}
           ],
           {function, call} <- [
             {"feed/2", &McpFramer.feed(&1, "x\n")},
@@ -88,7 +90,7 @@ defmodule McpFramer.BadInputTest do
              ArgumentError, ~r/expects an enumerable of binary chunks/},
             {"a chunk that is not a binary, when run",
              fn _, _ -> McpFramer.stream(["a\n", :b]) |> Enum.to_list() end, ArgumentError,
-             ~r/expects a binary chunk/}
+             ~r/^McpFramer.stream\/2 expects binary chunks, got: :b$/}
           ] do
         {"stream/2 with #{what}", fn _framer -> call.(["x\n"], :raise) end, exception, message}
       end

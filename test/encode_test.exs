@@ -427,7 +427,8 @@ defmodule McpFramer.EncodeTest do
   describe "options" do
     test "options are checked, each error naming the option and its values" do
       for {opts, message} <- [
-            {[escape: :js], ~r/:escape to be :json, :unicode_safe/},
+            {[escape: :js],
+             ~r/^expected :escape to be :json, :unicode_safe, :javascript_safe or :html_safe \(or Poison's names, :unicode and :javascript\), got: :js$/},
             {[escape: "json"], ~r/:escape to be/},
             {[maps: :lax], ~r/:maps to be :naive or :strict/},
             {[pretty: :yes], ~r/:pretty to be true, false or a keyword list/},

@@ -160,7 +160,9 @@ defmodule McpFramer.FormatterTest do
   test "bad arguments raise ArgumentError, each naming the problem" do
     # As data, which Elixir 1.20's type checker does not judge.
     for {function, input, opts, message} <- [
-          {:pretty_print, :text, [], ~r/expected iodata, got: :text/},
+          {:pretty_print, :text, [],
+           ~r/^McpFramer.JSON.Formatter expects iodata text, got: :text$/},
+          {:minimize, nil, [], ~r/^McpFramer.JSON.Formatter expects iodata text, got: nil$/},
           {:pretty_print, "[]", [indent: 2], ~r/:indent to be iodata/},
           {:pretty_print, "[]", [width: 2], ~r/unknown option\(s\) \[:width\]/},
           {:pretty_print, "[]", :x, ~r/expected a keyword list of options, got: :x/},

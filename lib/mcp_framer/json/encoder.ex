@@ -244,8 +244,8 @@ defmodule McpFramer.JSON.Encoder do
 
   defp escape!(escape) do
     raise ArgumentError,
-          "expected :escape to be :json, :unicode_safe, :javascript_safe or :html_safe, " <>
-            "got: #{inspect(escape)}"
+          "expected :escape to be :json, :unicode_safe, :javascript_safe or :html_safe " <>
+            "(or Poison's names, :unicode and :javascript), got: #{inspect(escape)}"
   end
 
   defp maps!(:naive), do: 0

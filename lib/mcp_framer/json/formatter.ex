@@ -99,7 +99,9 @@ defmodule McpFramer.JSON.Formatter do
         IO.iodata_to_binary(input)
       rescue
         ArgumentError ->
-          reraise ArgumentError, "expected iodata, got: #{inspect(input)}", __STACKTRACE__
+          reraise ArgumentError,
+                  "McpFramer.JSON.Formatter expects iodata text, got: #{inspect(input)}",
+                  __STACKTRACE__
       end
 
     case lay_out(text, layout) do

@@ -154,7 +154,11 @@ fn lock<'a>(
         Err(TryLockError::WouldBlock) => return Ok(None),
         Err(TryLockError::Poisoned(_)) => return Err(FramerError::Poisoned.into()),
     };
-    if state.generation != generation {
+    // Only an altered struct can be ahead of its framer.
+    if generation > state.generation {
+        return Err(FramerError::NotAFramer.into());
+    }
+    if generation < state.generation {
         return Err(FramerError::Stale.into());
     }
     Ok(Some(state))
