@@ -86,6 +86,13 @@ defmodule McpFramerTest do
       assert McpFramer.buffered_bytes(new) == 3
     end
 
+    test "framers of two new/1 calls, or before and after a feed, are not equal" do
+      framer = McpFramer.new()
+      assert McpFramer.new() != framer
+      {:ok, [], fed} = McpFramer.feed(framer, "a")
+      assert fed != framer
+    end
+
     test "a framer handed to another process is fed there" do
       {:ok, [], framer} = McpFramer.feed(McpFramer.new(), "{\"id\":")
       parent = self()
