@@ -70,7 +70,10 @@ defmodule ExampleServer do
     end
   end
 
-  defp write(data), do: IO.binwrite(:stdio, data)
+  # Standard I/O is in unicode mode under `elixir` and `mix run`: IO.write
+  # writes UTF-8 text as it is, where IO.binwrite would encode each byte
+  # past ASCII again, as a character of its own.
+  defp write(data), do: IO.write(:stdio, data)
 end
 
 ExampleServer.run()

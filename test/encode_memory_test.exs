@@ -38,6 +38,13 @@ defmodule McpFramer.EncodeMemoryTest do
     end
   end
 
+  test "in iodata, a map key is copied, however long" do
+    key = slice(5000)
+    iodata = JSON.encode_to_iodata!(%{key => 1})
+    assert Enum.all?(parts(iodata), &(kept_alive(&1) < @mib))
+    assert IO.iodata_to_binary(iodata) == ~s({"#{key}":1})
+  end
+
   test "the copied text of iodata is one binary, held in parts" do
     # Long strings referenced, between copied ones too short to be: each
     # copied part is over 64 bytes, so a sub-binary on every OTP release.

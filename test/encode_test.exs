@@ -366,6 +366,12 @@ defmodule McpFramer.EncodeTest do
       assert message =~ "Map.from_struct/1"
     end
 
+    test "a calendar struct without its fields raises what its to_iso8601/1 raises, as in Jason" do
+      # As data, which Elixir 1.20's type checker does not judge.
+      broken = Map.new([{:__struct__, Date}])
+      assert_raise FunctionClauseError, fn -> JSON.encode(["x", broken]) end
+    end
+
     test "a map whose __struct__ is not an atom is a map, as in Jason" do
       map = %{:__struct__ => "x", :a => 1}
       pairs = Enum.map_join(map, ",", fn {k, v} -> ~s("#{k}":#{inspect(v)}) end)

@@ -44,6 +44,14 @@ defmodule McpFramer.IntegrationTest do
       assert session.answers[4]["result"] == %{}
     end
 
+    test "text past ASCII comes back as it was sent", c do
+      send_opening(c.session)
+      Session.send_line(c.session, call(3, "echo", ~s({"message":"é 😀  "})))
+      session = Session.await(c.session, [1, 2, 3])
+
+      assert echo_text(session.answers[3]) == "Echo: é 😀  "
+    end
+
     defp send_example_requests(session, echo) do
       send_opening(session)
       Session.send_line(session, call(3, "echo", ~s({"message":"#{echo}"})))

@@ -83,6 +83,9 @@ defmodule McpFramer.JSON.Encoder do
       improper list (`:improper_list`, where Jason raises
       `FunctionClauseError`).
 
+  As in Jason, a `Date`, `Time`, `NaiveDateTime` or `DateTime` struct
+  made by hand without its fields raises what its `to_iso8601/1` raises.
+
   Jason's `EncodeError` has one field, `message`; McpFramer's has it
   too, beside `reason`, `value` and `byte` (`McpFramer.EncodeError`).
 
@@ -92,11 +95,11 @@ defmodule McpFramer.JSON.Encoder do
   ## Memory
 
   `encode/2` returns one binary. In the iodata of `encode_to_iodata/2`
-  and `encode_line/2` without `pretty:`, a string of 1,024 bytes or more that needs no
-  escape is not copied: the iodata holds that binary itself, so keeping
-  the iodata keeps it alive (and, for a sub-binary, the binary it is
-  part of), as the term does. The rest of the text is one binary, which
-  the iodata holds in parts.
+  and `encode_line/2` without `pretty:`, a string of 1,024 bytes or more
+  that needs no escape is not copied, unless it is a map key: the iodata
+  holds that binary itself, so keeping the iodata keeps it alive (and,
+  for a sub-binary, the binary it is part of), as the term does. The
+  rest of the text is one binary, which the iodata holds in parts.
 
   ## Schedulers
 
