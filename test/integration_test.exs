@@ -45,11 +45,12 @@ defmodule McpFramer.IntegrationTest do
     end
 
     test "text past ASCII comes back as it was sent", c do
+      text = "é 😀 \u2028"
       send_opening(c.session)
-      Session.send_line(c.session, call(3, "echo", ~s({"message":"é 😀  "})))
+      Session.send_line(c.session, call(3, "echo", ~s({"message":"#{text}"})))
       session = Session.await(c.session, [1, 2, 3])
 
-      assert echo_text(session.answers[3]) == "Echo: é 😀  "
+      assert echo_text(session.answers[3]) == "Echo: " <> text
     end
 
     defp send_example_requests(session, echo) do
