@@ -562,7 +562,10 @@ defmodule McpFramer do
     defp buffered(framer) do
       "buffered_bytes: #{McpFramer.buffered_bytes(framer)}"
     rescue
-      ArgumentError -> "stale"
+      # Only a later feed/2 makes a framer stale; any other refusal means
+      # that its generation was altered.
+      error in ArgumentError ->
+        if String.starts_with?(error.message, "stale"), do: "stale", else: "altered"
     end
   end
 end
@@ -575,8 +578,12 @@ defmodule McpFramer.MessageTooLargeError do
   defexception [:max_message_bytes]
 
   @impl true
-  def message(%{max_message_bytes: cap}) do
+  def message(%{max_message_bytes: cap}) when is_integer(cap) do
     "an MCP message was longer than max_message_bytes (#{cap} bytes) and was discarded"
+  end
+
+  def message(_error) do
+    "an MCP message was longer than max_message_bytes and was discarded"
   end
 end
 

@@ -113,6 +113,15 @@ defmodule McpFramerTest do
       assert inspect(old) == "#McpFramer<stale, max_message_bytes: 100>"
     end
 
+    test "marks a framer whose generation was altered as altered, not stale" do
+      framer = McpFramer.new(max_message_bytes: 100)
+
+      for generation <- [1, -1, "0", nil] do
+        assert inspect(%{framer | generation: generation}) ==
+                 "#McpFramer<altered, max_message_bytes: 100>"
+      end
+    end
+
     test "shows the settings of the framer the value holds, whatever its other fields say" do
       # Another framer's resource at the same generation is that framer.
       other = McpFramer.new(max_message_bytes: 2, decode: :json)
@@ -169,6 +178,11 @@ defmodule McpFramerTest do
       assert_received {:message, "ok"}
       assert_received {:message, "yes"}
       refute_received {:message, "never"}
+    end
+
+    test "MessageTooLargeError raised without its cap leaves the number out" do
+      assert Exception.message(%McpFramer.MessageTooLargeError{}) ==
+               "an MCP message was longer than max_message_bytes and was discarded"
     end
 
     test "on_oversize: :raise raises at the end when the last chunk was oversized" do
