@@ -110,6 +110,24 @@ defmodule McpFramer.BadInputTest do
     end
   end
 
+  test "each message names the function or option and shows the bad value" do
+    for {call, message} <- [
+          {fn -> McpFramer.new(decode: :xml) end,
+           "expected :decode to be :json or nil, got: :xml"},
+          {fn -> McpFramer.new(max_depth: 3) end,
+           "the :max_depth option (got: 3) applies only with decode: :json"},
+          {fn -> McpFramer.stream([], on_oversize: :ignore) end,
+           "McpFramer.stream/2 expects :on_oversize to be :skip or :raise, got: :ignore"},
+          {fn -> McpFramer.stream(42) end,
+           "McpFramer.stream/2 expects an enumerable of binary chunks, got: 42"},
+          # Raw, not through McpFramer's Inspect, which would hide what is wrong.
+          {fn -> McpFramer.feed(Map.delete(McpFramer.new(), :resource), "x\n") end,
+           "expected a framer from McpFramer.new/1, got: %{__struct__: McpFramer, generation: 0}"}
+        ] do
+      assert Exception.message(assert_raise(ArgumentError, call)) == message
+    end
+  end
+
   test "a broken invariant of the NIF's own is McpFramer.InternalError, told apart from a bad argument" do
     # The NIF raises it for a poisoned lock or for held bytes or a decoder
     # out of step (native/mcp_framer_nif/src/error.rs), none of which an

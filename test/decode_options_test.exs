@@ -133,6 +133,30 @@ defmodule McpFramer.DecodeOptionsTest do
       assert Exception.message(error) =~ "duplicate_keys: :error"
     end
 
+    test "Exception.message/1 says which limit was passed, in words" do
+      for {error, message} <- [
+            {%DecodeError{position: 1, data: "[[1]]", limit: :max_depth, limit_value: 1},
+             "nesting deeper than the limit at position 1 of the JSON document (max_depth: 1)"},
+            {%DecodeError{position: 3, data: "[1,2]", limit: :max_values, limit_value: 2},
+             "more values than the limit at position 3 of the JSON document (max_values: 2)"},
+            {%DecodeError{
+               position: 7,
+               data: ~s({"a":1,"a":2}),
+               limit: :duplicate_keys,
+               limit_value: :error
+             },
+             "a key repeated within its object at position 7 of the JSON document " <>
+               "(duplicate_keys: :error)"},
+            {%DecodeError{position: 1, data: ~s({"b":1}), limit: :keys, limit_value: :atoms!},
+             "a key that cannot become an atom at position 1 of the JSON document " <>
+               "(keys: :atoms!)"},
+            # Made by hand, without the document.
+            {%DecodeError{position: 3}, "invalid JSON at position 3"}
+          ] do
+        assert Exception.message(error) == message
+      end
+    end
+
     test "the document is read left to right, and the first thing wrong wins" do
       # A syntax error before the limit is reached is the error.
       assert {:error, %DecodeError{position: 3, limit: nil}} =
@@ -187,6 +211,36 @@ defmodule McpFramer.DecodeOptionsTest do
 
       assert_raise ArgumentError, ~r/only with decode: :json/, fn ->
         McpFramer.new(max_depth: 3)
+      end
+    end
+
+    test "a limit takes any positive integer up to 2^64 - 1" do
+      for name <- [:max_depth, :max_values] do
+        assert JSON.decode("[1]", [{name, 2 ** 64 - 1}]) == {:ok, [1]}
+
+        assert_raise ArgumentError,
+                     "expected #{inspect(name)} to be a positive integer up to " <>
+                       "18446744073709551615, got: 18446744073709551616",
+                     fn -> JSON.decode("[1]", [{name, 2 ** 64}]) end
+      end
+    end
+
+    test "each bad option's message says what the option takes" do
+      for {opts, message} <- [
+            {[strings: :other], "expected :strings to be :reference or :copy, got: :other"},
+            {[keys: :maybe],
+             "expected :keys to be :strings, :atoms, :atoms! or a function of one argument, " <>
+               "got: :maybe"},
+            {[duplicate_keys: :last],
+             "expected :duplicate_keys to be :first or :error, got: :last"},
+            {[floats: :decimals],
+             "floats: :decimals needs the decimal package, which McpFramer does not use; " <>
+               "only floats: :native is offered"},
+            {[max_dept: 1],
+             "unknown McpFramer.JSON option(s) [:max_dept]; the decoding options are :strings, " <>
+               ":keys, :max_depth, :max_values, :duplicate_keys, :floats, :objects"}
+          ] do
+        assert_raise ArgumentError, message, fn -> JSON.decode("1", opts) end
       end
     end
 
@@ -291,6 +345,16 @@ defmodule McpFramer.DecodeOptionsTest do
 
       {:error, error} = framed(~s({"#{unknown}":1}), keys: :atoms!)
       assert Exception.message(error) =~ "keys: :atoms!"
+    end
+
+    test "a framer gives the key's error for a message decoded on a dirty scheduler too" do
+      # Over 1 MiB, so the message is left for a dirty scheduler.
+      line = ~s({"#{unknown_key()}":") <> String.duplicate("x", 2 * 1024 * 1024) <> ~s("})
+      expected = limit_error(line, 1, :keys, :atoms!)
+      framer = McpFramer.new(decode: :json, keys: :atoms!)
+
+      assert {:ok, [{:ok, 1}, ^expected, {:ok, 2}], _framer} =
+               McpFramer.feed(framer, "1\n" <> line <> "\n2\n")
     end
 
     test "a key is converted once its pair is complete, so an error in its value comes first" do

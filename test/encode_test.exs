@@ -394,6 +394,18 @@ defmodule McpFramer.EncodeTest do
       assert {error.reason, error.value} == {:improper_list, 3}
     end
 
+    test "the message of an unsupported term or an improper list shows the culprit" do
+      for {term, message} <- [
+            {{1, 2},
+             "cannot encode {1, 2} as JSON: only maps, lists, binaries, numbers, atoms and " <>
+               "the Date, Time, NaiveDateTime and DateTime structs have a JSON form"},
+            {<<1::3>>, "cannot encode a bitstring as JSON: <<1::size(3)>>"},
+            {[1 | 2], "cannot encode an improper list as JSON: its tail is 2"}
+          ] do
+        assert Exception.message(error(term)) == message
+      end
+    end
+
     test "of several errors, the first in the order of the text is reported" do
       assert error([<<0xFF>>, {1}]).reason == :invalid_byte
       assert error([{1}, <<0xFF>>]).reason == :unsupported
@@ -423,6 +435,11 @@ defmodule McpFramer.EncodeTest do
       assert Exception.message(error) == "duplicate key: a"
     end
 
+    test "a message given leaves the other fields unset" do
+      assert EncodeError.exception("custom") ==
+               %EncodeError{message: "custom", reason: nil, value: nil, byte: nil}
+    end
+
     test "encode!/2, encode_to_iodata!/2 and encode_line!/2 raise the error" do
       assert_raise EncodeError, "invalid byte 0xFF in <<255>>", fn -> JSON.encode!(<<0xFF>>) end
       assert_raise EncodeError, fn -> JSON.encode_to_iodata!({1}) end
@@ -449,6 +466,24 @@ defmodule McpFramer.EncodeTest do
             &JSON.encode!/2,
             &JSON.encode_to_iodata/2,
             &JSON.encode_line/2
+          ] do
+        assert_raise ArgumentError, message, fn -> encode.(%{}, opts) end
+      end
+    end
+
+    test "an option error's message says what is taken and what was given" do
+      for {encode, opts, message} <- [
+            {&JSON.encode/2, [maps: :lax], "expected :maps to be :naive or :strict, got: :lax"},
+            {&JSON.encode/2, [pretty: [1]],
+             "expected a keyword list of options in :pretty, got: [1]"},
+            {&JSON.encode/2, [pretty: nil],
+             "expected :pretty to be true, false or a keyword list, got: nil"},
+            {&JSON.encode/2, [indent: 2],
+             "unknown McpFramer.JSON encoding option(s) [:indent]; " <>
+               "the options are :escape, :maps and :pretty"},
+            {&JSON.encode_line/2, [pretty: true],
+             "a line cannot be pretty-printed: its newlines would end the message; " <>
+               "use encode/2 or encode_to_iodata/2 for pretty: text"}
           ] do
         assert_raise ArgumentError, message, fn -> encode.(%{}, opts) end
       end

@@ -76,6 +76,22 @@ defmodule McpFramer.FormatterTest do
     assert Formatter.minimize(text) == JSON.encode!(term)
   end
 
+  test "the _to_iodata functions take the same options" do
+    opts = [indent: "\t", line_separator: "\r\n", after_colon: "", record_separator: "|"]
+    text = ~s({"a": [1]} [2])
+
+    assert IO.iodata_to_binary(Formatter.pretty_print_to_iodata(text, opts)) ==
+             Formatter.pretty_print(text, opts)
+
+    assert IO.iodata_to_binary(Formatter.minimize_to_iodata(text, opts)) ==
+             Formatter.minimize(text, opts)
+  end
+
+  test "the record separator is the first :line_separator, unless one is given" do
+    assert Formatter.pretty_print("[1] [2]", line_separator: "a", line_separator: "b") ==
+             "[b  1b]a[b  2b]"
+  end
+
   test "minimize/2 takes pretty_print/2's options and uses the first :record_separator" do
     opts = [indent: "x", record_separator: "a", line_separator: "y", record_separator: "b"]
     assert Formatter.minimize("[1] [2]", opts) == "[1]a[2]"

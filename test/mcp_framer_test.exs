@@ -67,6 +67,14 @@ defmodule McpFramerTest do
       end
     end
 
+    test "a Port-sized chunk framed in three calls returns its messages in order" do
+      # Up to 8,192 messages a call for a chunk of at most 64 KiB: 20,000
+      # one-byte messages take three calls, whose lists are joined.
+      messages = for n <- 1..20_000, do: <<33 + rem(n * n, 89)>>
+      chunk = Enum.map_join(messages, &(&1 <> "\n"))
+      assert {:ok, ^messages, _} = McpFramer.feed(McpFramer.new(), chunk)
+    end
+
     # The tag and the messages: everything but the framer, the last element.
     defp without_framer(result), do: Tuple.delete_at(result, tuple_size(result) - 1)
   end
@@ -178,6 +186,20 @@ defmodule McpFramerTest do
       assert_received {:message, "ok"}
       assert_received {:message, "yes"}
       refute_received {:message, "never"}
+    end
+
+    test "on_oversize: :raise raises when the next chunk comes, before its messages" do
+      stream =
+        McpFramer.stream(["ok\ntoo long\n", "yes\n"], max_message_bytes: 3, on_oversize: :raise)
+
+      parent = self()
+
+      assert_raise McpFramer.MessageTooLargeError, fn ->
+        Enum.each(stream, &send(parent, {:message, &1}))
+      end
+
+      assert_received {:message, "ok"}
+      refute_received {:message, "yes"}
     end
 
     test "MessageTooLargeError raised without its cap leaves the number out" do

@@ -94,6 +94,11 @@ defmodule McpFramer.RulesTest do
         assert {[:ok], [^line], 0} = frame(@framer, [line <> "\n"])
         assert {[:error], [], 0} = frame(@framer, [line <> "xx\n"])
       end
+
+      test "a line one byte over the default cap is oversize" do
+        line = :binary.copy("x", 8_388_609)
+        assert {[:error], [], 0} = frame(@framer, [line <> "\n"])
+      end
     end
   end
 
