@@ -225,16 +225,13 @@ defmodule McpFramer.JSON.Encoder do
             "McpFramer.JSON expects a keyword list of options, got: #{inspect(opts)}"
     end
 
-    # As Jason reads them into a map, the last of an option given twice wins.
-    case Keyword.validate(Keyword.new(opts), escape: :json, maps: :naive, pretty: false) do
-      {:ok, valid} ->
-        {escape!(valid[:escape]) + maps!(valid[:maps]), valid[:pretty]}
+    # read/5 takes every list of known options, so one is unknown here.
+    {:error, unknown} =
+      Keyword.validate(Keyword.new(opts), escape: :json, maps: :naive, pretty: false)
 
-      {:error, unknown} ->
-        raise ArgumentError,
-              "unknown McpFramer.JSON encoding option(s) #{inspect(unknown)}; " <>
-                "the options are :escape, :maps and :pretty"
-    end
+    raise ArgumentError,
+          "unknown McpFramer.JSON encoding option(s) #{inspect(unknown)}; " <>
+            "the options are :escape, :maps and :pretty"
   end
 
   for {form, bits} <- @forms do
