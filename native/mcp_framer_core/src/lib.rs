@@ -155,11 +155,13 @@ impl Framer {
         self.feed_some(chunk, usize::MAX, emit)
     }
 
-    /// Like [`Framer::feed`], but pauses right after the `\n` of the
-    /// `max_messages`-th message. The state is then exactly as if the chunk
-    /// had ended there, so feeding `chunk[fed.consumed..]` next gives the
-    /// same messages as one call would have: the caller can give its thread
-    /// back in between. Every byte is still searched once.
+    /// Like [`Framer::feed`], but emits at most `max_messages` messages,
+    /// pausing right before the message after the last: blank lines, and
+    /// an unfinished message, after the last are consumed as `feed` would.
+    /// The state is then exactly as if the chunk had ended at the pause,
+    /// so feeding `chunk[fed.consumed..]` next gives the same messages as
+    /// one call would have: the caller can give its thread back in between.
+    /// Every byte is still searched once.
     pub fn feed_some<E>(
         &mut self,
         chunk: &[u8],

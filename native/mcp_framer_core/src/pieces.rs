@@ -54,6 +54,31 @@ pub fn copy_pieces<'p>(
 mod tests {
     use super::*;
 
+    // The caller is asked whether to go on after every `step` bytes, also
+    // when a step spans pieces, and a copy it stops holds that many steps.
+    #[test]
+    fn a_copy_asks_to_go_on_after_each_step_even_across_pieces() {
+        let pieces: [&[u8]; 4] = [&[1], &[2, 3], &[4, 5, 6], &[7, 8, 9, 10]];
+        for step in (1..=4).filter_map(NonZeroUsize::new) {
+            for steps_a_call in 1..=3 {
+                let mut message = [MaybeUninit::new(0); 10];
+                let mut asked = 0;
+                let copied = copy_pieces(pieces.iter().copied(), 0, &mut message, step, || {
+                    asked += 1;
+                    asked < steps_a_call
+                });
+                assert_eq!(
+                    (copied, asked),
+                    (
+                        10.min(step.get() * steps_a_call),
+                        steps_a_call.min(10 / step.get())
+                    ),
+                    "step {step}, {steps_a_call} steps a call"
+                );
+            }
+        }
+    }
+
     // A large message is copied over several calls, each stopping after
     // some steps: wherever a call stops, in a piece or between two, the
     // next one goes on from there, and the message gets every byte once.

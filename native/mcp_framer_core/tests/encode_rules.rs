@@ -4,7 +4,8 @@
 //! form (`float_to_binary(f, [:short])`).
 
 use mcp_framer_core::encode::{
-    check, write_big_integer, write_escaped, write_float, write_integer, Escape, InvalidUtf8,
+    check, check_ascii, plain_ascii, write_big_integer, write_checked, write_checked_from,
+    write_escaped, write_float, write_integer, Escape, InvalidUtf8, WriteError,
 };
 
 /// `text` as `escape` writes it, after [`check`].
@@ -140,6 +141,64 @@ fn check_gives_how_much_of_a_string_is_written_unchanged() {
     assert_eq!(check(b"a/b", Escape::HtmlSafe), Ok(1));
 }
 
+#[test]
+fn the_plain_ascii_prefix_ends_at_the_first_escape_or_byte_past_ascii_and_the_rest_is_checked() {
+    for escape in Escape::ALL {
+        for (text, prefix) in [
+            (&b""[..], 0),
+            (b"plain", 5),
+            (b"\"x", 0),
+            ("caf\u{e9} \"x\"".as_bytes(), 3),
+        ] {
+            assert_eq!(plain_ascii(text, escape), prefix, "{text:?}");
+            assert_eq!(check_ascii(text, escape), Ok(prefix), "{text:?}");
+        }
+        assert_eq!(plain_ascii(b"ok \xC3\xA9 \xFF", escape), 3);
+        assert_eq!(
+            check_ascii(b"ok \xC3\xA9 \xFF", escape),
+            Err(InvalidUtf8 { position: 6 })
+        );
+    }
+    assert_eq!(check_ascii(b"a/b", Escape::HtmlSafe), Ok(1));
+    assert_eq!(plain_ascii(b"a/b", Escape::Json), 3);
+}
+
+#[test]
+fn the_rest_of_a_string_after_a_plain_prefix_is_checked_and_written_as_a_whole_one_is() {
+    let long = format!("plain {}\u{2028}\"\u{e9}", "x".repeat(600));
+    for escape in Escape::ALL {
+        for text in ["plain \"\u{e9}\u{2028}<", &long] {
+            let mut out = b"plain ".to_vec();
+            write_checked_from(&mut out, text.as_bytes(), 6, escape).unwrap();
+            assert_eq!(String::from_utf8(out).unwrap(), escaped(text, escape));
+        }
+        for (text, position) in [(&b"plain \xC3("[..], 6), (long.as_bytes(), 600)] {
+            let mut text = text.to_vec();
+            text[position] = 0xFF;
+            assert_eq!(
+                write_checked_from(&mut Vec::new(), &text, 6, escape),
+                Err(WriteError::InvalidUtf8(InvalidUtf8 { position }))
+            );
+        }
+    }
+}
+
+#[test]
+fn a_last_character_across_the_end_of_a_segment_is_written_whole() {
+    // Past its plain prefix, here empty, a string is checked and escaped a
+    // segment at a time, the first 512 bytes long.
+    for before in 505..=512 {
+        for last in ["\u{e9}", "\u{65e5}", "\u{1F600}"] {
+            let text = format!("\u{e9}{}{last}", "x".repeat(before));
+            for escape in Escape::ALL {
+                let mut out = Vec::new();
+                write_checked(&mut out, text.as_bytes(), escape).unwrap();
+                assert_eq!(String::from_utf8(out).unwrap(), escaped(&text, escape));
+            }
+        }
+    }
+}
+
 // Numbers
 
 #[test]
@@ -219,6 +278,20 @@ fn a_float_is_plain_when_not_longer_than_scientific_and_scientific_otherwise() {
         (1234567890.0, "1234567890.0"),
         (1e15, "1.0e15"),
         (1.5e-7, "1.5e-7"),
+    ];
+    for (value, expected) in cases {
+        assert_eq!(float(value), expected);
+    }
+}
+
+#[test]
+fn a_float_below_one_is_plain_while_its_leading_zeros_keep_it_not_longer_than_scientific() {
+    let cases = [
+        (0.00123, "0.00123"),
+        (0.000123, "1.23e-4"),
+        (0.0001, "0.0001"),
+        (0.00001, "1.0e-5"),
+        (0.12345, "0.12345"),
     ];
     for (value, expected) in cases {
         assert_eq!(float(value), expected);

@@ -440,6 +440,20 @@ fn the_digits_of_a_long_integer_end_at_the_first_other_byte() {
 }
 
 #[test]
+fn a_long_integer_ends_before_a_run_of_whitespace_or_letters() {
+    // Runs of eight or more bytes, as the digits are scanned a word at a time.
+    for count in 1..48 {
+        let digits = "7".repeat(count);
+        let alone = ok(&digits);
+        for run in ["\t".repeat(9), "\r\n".repeat(5), " ".repeat(9)] {
+            let input = format!("{digits}{run}");
+            assert_eq!(ok(&input), alone, "{input:?}");
+        }
+        assert_eq!(error_at(format!("{digits}ABCDEFGHI").as_bytes()), count);
+    }
+}
+
+#[test]
 fn a_long_integer_part_before_a_fraction_or_exponent_is_a_float() {
     let digits = integer_text(1025, false);
     // About 7e1024 before the exponent: only a negative one keeps it finite.
@@ -648,6 +662,24 @@ fn a_reused_parser_keeps_bounded_scratch_and_decodes_the_same() {
         assert_eq!(reused, decode(input));
         assert!(
             parser.capacity() <= 2 * Parser::KEEP_BYTES,
+            "{}",
+            parser.capacity()
+        );
+    }
+}
+
+#[test]
+fn a_reused_parser_keeps_bounded_room_for_the_keys_of_unique_keys() {
+    let mut parser = Parser::default();
+    let keys: String = (0..100_000).map(|n| format!("\"key {n}\":{n},")).collect();
+    // Closed, or left open by a repeated key: either way the keys are let go.
+    let closed = format!("{{{keys}\"end\":0}}");
+    let repeated = format!("{{{keys}\"key 7\":0}}");
+    for input in [&closed, &repeated, &closed] {
+        let reused = parser.parse_limited(input.as_bytes(), &mut ValueBuilder::new(), UNIQUE_KEYS);
+        assert_eq!(reused, limited(input, UNIQUE_KEYS));
+        assert!(
+            parser.capacity() <= 4 * Parser::KEEP_BYTES,
             "{}",
             parser.capacity()
         );

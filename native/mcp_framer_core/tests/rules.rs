@@ -230,6 +230,24 @@ fn a_paused_feed_resumed_with_the_rest_gives_the_messages_of_one_feed() {
 }
 
 #[test]
+fn a_feed_of_some_messages_stops_before_the_message_after_the_last() {
+    // A blank line after the last message is consumed with it, being no message.
+    let chunk: &[u8] = b"a\n\nb\nc\nd";
+    for (max_messages, consumed) in [(0, 0), (1, 3), (2, 5), (3, 8), (4, 8)] {
+        let mut framer = Framer::new(NonZeroUsize::new(100).unwrap());
+        let mut messages = Vec::new();
+        let fed = framer
+            .feed_some(chunk, max_messages, |m| {
+                messages.push(m);
+                Ok::<(), ()>(())
+            })
+            .unwrap();
+        assert_eq!(messages.len(), max_messages.min(3), "max {max_messages}");
+        assert_eq!(fed.consumed, consumed, "max {max_messages}");
+    }
+}
+
+#[test]
 fn a_declined_message_is_offered_again_by_the_next_feed() {
     let mut framer = Framer::new(NonZeroUsize::new(100).unwrap());
     framer.feed(b"x", |_| Ok::<(), ()>(())).unwrap();
