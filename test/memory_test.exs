@@ -171,6 +171,19 @@ defmodule McpFramer.MemoryTest do
       end
     end
 
+    test "a framer that framed messages gathered from short chunks holds none of their bytes" do
+      count = 20
+      message = :binary.copy("g", 150_000) <> "\n"
+
+      used =
+        held_memory(count, fn ->
+          frame_partial(McpFramer.new(), port_chunks(:binary.copy(message, 5), 1_000))
+        end)
+
+      assert used <= count * 64 * @kib,
+             "#{count} framers with nothing held keep #{used} bytes of gathered messages"
+    end
+
     test "2,000 framers holding 100 KB in 4 KB chunks use at most 1.2x the baseline's binary memory" do
       stream = :binary.copy("q", 100_000)
 

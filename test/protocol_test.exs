@@ -79,6 +79,16 @@ defmodule McpFramer.ProtocolTest do
     assert byte_size(message) == 3 * @mib
   end
 
+  test "a large message whose tail leaves its last copying call no room is still finished" do
+    # The tail is copied by the call that copies the last held bytes, if
+    # they leave it room; if not, the next call finds them all copied.
+    {resource, generation} = holding(3 * @mib)
+    tail = :binary.copy("t", 255 * 1024)
+    replies = copying_replies(resource, generation, tail <> "\n", 1_000)
+    assert {:ok, [message]} = List.last(replies)
+    assert message == :binary.copy("h", 3 * @mib) <> tail
+  end
+
   test "a chunk too large for a normal scheduler is :continue_dirty and advances the generation, so that the dirty call is its caller's alone" do
     framer = McpFramer.new()
     chunk = :binary.copy("x\n", 3 * @mib)
@@ -142,6 +152,18 @@ defmodule McpFramer.ProtocolTest do
     assert stayed?(resource, generation)
   end
 
+  test "a message whose copy a normal scheduler began is finished whole by a dirty call" do
+    # Bytes no other test holds, so that memory left by one cannot pass.
+    held = Enum.map_join(["k", "l", "m"], &:binary.copy(&1, @mib))
+    {:ok, [], framer} = McpFramer.feed(McpFramer.new(), held)
+    {resource, generation} = {framer.resource, framer.generation}
+
+    assert Native.feed(resource, generation, "\n") == :copying
+    assert {:ok, [message]} = Native.feed_dirty(resource, generation + 1, "\n")
+    assert message == held
+    assert Native.buffered_bytes(resource, generation + 2) == 0
+  end
+
   test "a second holder of a framer that is copying a large message finds it stale" do
     {resource, generation} = holding(3 * @mib)
     framer = %McpFramer{McpFramer.new() | resource: resource, generation: generation}
@@ -159,6 +181,18 @@ defmodule McpFramer.ProtocolTest do
     {replies, _} = native_replies(resource, generation + 1, "\n")
     assert {:ok, [message]} = List.last(replies)
     assert message == :binary.copy("h", 3 * @mib)
+  end
+
+  # Native.feed/3's replies to `chunk`, fed again on each :copying, as
+  # McpFramer.feed/2 does; at most `calls` of them.
+  defp copying_replies(resource, generation, chunk, calls) do
+    reply = Native.feed(resource, generation, chunk)
+
+    cond do
+      reply != :copying -> [reply]
+      calls > 1 -> [reply | copying_replies(resource, generation + 1, chunk, calls - 1)]
+      true -> flunk("still :copying after the last call allowed")
+    end
   end
 
   # A framer holding `size` bytes of an unfinished line, and its generation.
