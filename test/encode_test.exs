@@ -435,6 +435,11 @@ defmodule McpFramer.EncodeTest do
       assert Exception.message(error) == "duplicate key: a"
     end
 
+    test "a reason of the caller's own is named in the message, with its value" do
+      error = EncodeError.exception(reason: :too_deep, value: [1])
+      assert Exception.message(error) == "cannot encode [1] as JSON (:too_deep)"
+    end
+
     test "a message given leaves the other fields unset" do
       assert EncodeError.exception("custom") ==
                %EncodeError{message: "custom", reason: nil, value: nil, byte: nil}

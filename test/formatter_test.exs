@@ -165,6 +165,12 @@ defmodule McpFramer.FormatterTest do
     IO.iodata_to_binary(out)
   end
 
+  test "an unknown option given twice is named once" do
+    assert_raise ArgumentError, ~r/unknown option\(s\) \[:width\];/, fn ->
+      Formatter.pretty_print("[]", width: 2, width: 3)
+    end
+  end
+
   test "a text laid out too large for memory raises EncodeError" do
     deep = String.duplicate("[", 16_000) <> String.duplicate("1]", 16_000)
 
