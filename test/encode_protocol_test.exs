@@ -43,6 +43,19 @@ defmodule McpFramer.EncodeProtocolTest do
     assert byte_size(text) == byte_size(~s({"k":"value"},)) * 1_000_000 + 1
   end
 
+  # Even a plain string is read whole before its text is made: one too
+  # long to read within a call is sent to a dirty scheduler unread, also
+  # where the iodata would only refer to it.
+  test "a string longer than a normal scheduler's call can read is :continue_dirty, in every form" do
+    blob = :binary.copy("x", 32 * 1024 * 1024)
+
+    for form <- [@binary, @iodata, @line] do
+      assert Native.encode(blob, form, nil) == :continue_dirty
+    end
+
+    assert {:ok, [~s("), ^blob, ~s(")]} = Native.encode_dirty(blob, @iodata, nil)
+  end
+
   test "a calendar struct or a key only String.Chars turns into text is :convert on the first pass" do
     assert Native.encode([1, ~D[2024-01-02]], @binary, nil) == :convert
     assert Native.encode(%{1.5 => 1}, @binary, nil) == :convert

@@ -128,6 +128,28 @@ defmodule McpFramer.EncodeSchedulerTest do
     )
   end
 
+  # A small term is encoded without reading the clock, its time then
+  # estimated from the text written: the call reports it all the same, and
+  # a process that encodes one after another is preempted by it. Control
+  # bytes, written as \u00XX, are cheap to walk and slow to write: 2,600
+  # make 15.6 KB of text.
+  test "small slow terms one per call, many in a row, are preempted by the time they report" do
+    assert_fair(
+      fn -> for i <- 1..3000, do: :binary.copy(<<1>>, 2600) <> Integer.to_string(i) end,
+      fn strings -> for string <- strings, do: {:ok, _} = JSON.encode(string) end
+    )
+  end
+
+  # The digits of a bignum take time that grows with the square of its
+  # size, in one go that cannot stop: one too large for a call's time is
+  # written on a dirty scheduler from the start.
+  test "integers of 100,000 digits are written on a dirty scheduler" do
+    assert_fair(
+      fn -> for i <- 1..3, do: 7 * 10 ** 99_999 + i end,
+      fn integers -> for integer <- integers, do: {:ok, _} = JSON.encode(integer) end
+    )
+  end
+
   # JSON text given to McpFramer.JSON.Formatter, as iodata and binaries:
   # a large text, laid out and minimized; one with its whitespace; and
   # one just under what a normal scheduler's call takes (64 KiB).
@@ -245,5 +267,18 @@ defmodule McpFramer.EncodeSchedulerTest do
 
   test "JSON text laid out and minimized in a row, on fresh memory" do
     assert_fair(&texts/0, &format/1)
+  end
+
+  # A text short enough to lay out on a normal scheduler is laid out
+  # without reading the clock, its time estimated from the bytes read and
+  # written: the call reports it, and a process that lays out one text
+  # after another is preempted by it.
+  test "short texts laid out one per call, many in a row, are preempted by the time they report" do
+    text = JSON.encode!(tools_list(48 * 1024))
+
+    assert_fair(
+      fn -> for i <- 1..300, do: text <> String.duplicate(" ", rem(i, 3)) end,
+      fn texts -> for text <- texts, do: true = byte_size(Formatter.pretty_print(text)) > 0 end
+    )
   end
 end

@@ -30,6 +30,21 @@ defmodule McpFramer.EncodeTest do
       assert encode!(:é, escape: :unicode_safe) == ~S("\u00E9")
     end
 
+    test "an atom's Latin-1 name is written in UTF-8, from U+0080 to U+00FF" do
+      assert encode!([:"\u0080", :"\u00FF", :"a\u0080\u00FFb"]) ==
+               ~s(["\u0080","\u00FF","a\u0080\u00FFb"])
+
+      assert encode!(:"\u0080", escape: :unicode_safe) == ~S("\u0080")
+    end
+
+    test "an atom's name of any length, up to 255 characters, is written whole each time" do
+      for length <- 1..255, char <- ["a", "é", "日"] do
+        name = String.duplicate(char, length)
+        atom = String.to_atom(name)
+        assert encode!([atom, atom]) == ~s(["#{name}","#{name}"]), "#{length} of #{char}"
+      end
+    end
+
     test "integers of any size are written in decimal" do
       for integer <- [
             0,
@@ -130,6 +145,25 @@ defmodule McpFramer.EncodeTest do
 
         expected = Enum.map_join(Map.to_list(map), ",", fn {k, v} -> ~s("#{k}":#{v}) end)
         assert encode!(map) == "{" <> expected <> "}", "#{size} #{keys}"
+      end
+    end
+
+    test "a map of 32 pairs keeps Map.to_list/1's order, as smaller and larger ones do" do
+      for keys <- [:integers, :strings, :atoms] do
+        map =
+          Map.new(1..32, fn i ->
+            key =
+              case keys do
+                :integers -> i * 7919
+                :strings -> "key #{i}"
+                :atoms -> :"a#{i}"
+              end
+
+            {key, i}
+          end)
+
+        expected = Enum.map_join(Map.to_list(map), ",", fn {k, v} -> ~s("#{k}":#{v}) end)
+        assert encode!(map) == "{" <> expected <> "}", "#{keys}"
       end
     end
 
