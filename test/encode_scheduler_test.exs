@@ -140,6 +140,17 @@ defmodule McpFramer.EncodeSchedulerTest do
     )
   end
 
+  # A text of 16 KiB or more is copied only once the call's clock says it
+  # may be, so its clock starts after the walk: the call reports the walk's
+  # estimated time as well as the copy's. 15,000 control bytes are 90 KB of
+  # text, about 180 us a call here.
+  test "terms walked untimed and then copied with the clock, many in a row, are preempted by both times" do
+    assert_fair(
+      fn -> for i <- 1..300, do: :binary.copy(<<1>>, 15_000) <> Integer.to_string(i) end,
+      fn strings -> for string <- strings, do: {:ok, _} = JSON.encode(string) end
+    )
+  end
+
   # The digits of a bignum take time that grows with the square of its
   # size, in one go that cannot stop: one too large for a call's time is
   # written on a dirty scheduler from the start.

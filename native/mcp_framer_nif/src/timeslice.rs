@@ -172,6 +172,9 @@ pub struct Timeslice {
     /// The call stopped short and gives its thread up: it reports a whole
     /// slice.
     yields: Cell<bool>,
+    /// Work was counted after it was done: the call reports at least its
+    /// estimate, even if its clock ran.
+    at_least_estimated: Cell<bool>,
 }
 
 impl Timeslice {
@@ -188,6 +191,7 @@ impl Timeslice {
             units_left: Cell::new(CHECK_UNITS),
             document: Cell::new(None),
             yields: Cell::new(false),
+            at_least_estimated: Cell::new(false),
         }
     }
 
@@ -268,6 +272,14 @@ impl Timeslice {
     pub fn count_work(&self, nanos: u64) {
         self.work_nanos
             .set(self.work_nanos.get().saturating_add(nanos));
+    }
+
+    /// The call did work estimated to cost `nanos`, counted once it was
+    /// done: a clock that started while it was under way missed the part
+    /// before, so the call reports at least its estimate.
+    pub fn count_work_done(&self, nanos: u64) {
+        self.count_work(nanos);
+        self.at_least_estimated.set(true);
     }
 
     /// The call stops short of its chunk and gives its thread up.
@@ -396,11 +408,15 @@ impl Timeslice {
     }
 
     /// What the call took, in nanoseconds: measured if the clock ran, else
-    /// estimated.
+    /// estimated; at least the estimate if work was counted once done.
     fn used_nanos(&self) -> u64 {
-        match self.started.get() {
-            Some(started) => u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX),
-            None => self.estimated_nanos(),
+        let Some(started) = self.started.get() else {
+            return self.estimated_nanos();
+        };
+        let measured = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        match self.at_least_estimated.get() {
+            true => measured.max(self.estimated_nanos()),
+            false => measured,
         }
     }
 
