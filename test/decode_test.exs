@@ -63,6 +63,16 @@ defmodule McpFramer.DecodeTest do
       end
     end
 
+    # 33 pairs, the fewest the BEAM hashes: OTP 25 keeps a value of a
+    # repeated key silently. A map made so may even be == to the right one.
+    test "the first occurrence wins in an object of 33 pairs" do
+      pairs = for i <- 1..32, do: ~s("k#{i}":#{i})
+      object = "{" <> Enum.join(pairs ++ [~s("k1":"again")], ",") <> "}"
+      {:ok, map} = JSON.decode(object)
+      assert map_size(map) == 32
+      assert map["k1"] == 1
+    end
+
     test "integers beyond 64 bits are integers" do
       for text <- [
             "0",
@@ -305,6 +315,14 @@ defmodule McpFramer.DecodeTest do
       [{:error, error}, {:ok, 0}] = decode_lines_from([line <> "\n" <> @pad], strings: :copy)
       assert error.data == line
       assert kept_alive(error.data) == byte_size(line)
+    end
+
+    test "with strings: :copy, a long token in a decode error is part of the line's copy" do
+      token = String.duplicate("9", 70) <> "e400"
+      line = "[" <> token <> "]"
+      [{:error, error}, {:ok, 0}] = decode_lines_from([line <> "\n" <> @pad], strings: :copy)
+      assert error.token == token
+      assert kept_alive(error.token) == byte_size(line)
     end
 
     test "a string of a message that spanned chunks refers to the message alone" do

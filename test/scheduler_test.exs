@@ -125,6 +125,38 @@ defmodule McpFramer.SchedulerTest do
     end
   end
 
+  # A call reports its time as reductions, 40 a percent of a slice of
+  # 4,000 (enif_consume_timeslice). An untimed call's time is estimated:
+  # 0.5 ns a byte of its chunk among the rest (timeslice.rs), far under a
+  # percent for each chunk here, so 20,000 chunks 2,000 bytes longer
+  # report 20 ms more, 80,000 reductions, only if what each call falls
+  # short of a percent is carried to the next. Half of it will do: other
+  # processes on the same scheduler thread take part of the carry.
+  test "small chunks report the time their size is estimated at, a call's fraction of a percent carried to the next" do
+    reductions = fn chunk ->
+      resource = McpFramer.new().resource
+      {:reductions, before} = Process.info(self(), :reductions)
+      for generation <- 0..19_999, do: McpFramer.Native.feed(resource, generation, chunk)
+      {:reductions, now} = Process.info(self(), :reductions)
+      now - before
+    end
+
+    more = reductions.(:binary.copy("x", 2001) <> "\n") - reductions.("x\n")
+    assert more >= 40_000
+  end
+
+  # It gives up the rest of its slice, whatever its time: after a yield,
+  # all 4,000 reductions of a fresh one. Searching 256 KiB takes far less.
+  test "a call that stops short of its chunk reports a whole slice, so that its process is descheduled" do
+    resource = McpFramer.new().resource
+    chunk = :binary.copy("t", 300 * 1024) <> "\n"
+    :erlang.yield()
+    {:reductions, before} = Process.info(self(), :reductions)
+    assert {:continue, :ok, [], 262_144} = McpFramer.Native.feed(resource, 0, chunk)
+    {:reductions, now} = Process.info(self(), :reductions)
+    assert now - before >= 3_000
+  end
+
   # What `fun` returns, and how many times the NIF's feed was called
   # meanwhile (this module's tests run alone: it is not async).
   defp count_feed_calls(fun) do
@@ -195,6 +227,32 @@ defmodule McpFramer.SchedulerTest do
     # repeats: long keys, cheap to parse, make it cost milliseconds.
     test "objects of long keys, one repeated, made into maps" do
       assert_fair(&long_key_objects/0, &decode_each_on_normal(&1, :ok))
+    end
+
+    # Small documents' time is estimated from their size, the clock read
+    # only now and then, so a call also stops at 2,048 messages
+    # (timeslice.rs): each is several terms, and their list one more. On
+    # a busy machine one may be left for a dirty scheduler.
+    test "a call decodes at most 2,048 messages, however small" do
+      resource = McpFramer.new(decode: :json).resource
+
+      {:continue, :ok, items, _consumed} =
+        case McpFramer.Native.feed(resource, 0, :binary.copy("{}\n", 10_000)) do
+          {:decode_dirty, reply} -> reply
+          reply -> reply
+        end
+
+      assert length(items) <= 2048
+    end
+
+    # A list is made in one call that cannot stop, taken to cost 100 ns a
+    # term (timeslice.rs): 10,000 terms, 1 ms, are past a call's hard
+    # limit of 700 us, however fast the document was parsed.
+    test "a list whose making would go past a call's time is left for a dirty scheduler" do
+      options = McpFramer.JSON.options!([], "McpFramer.SchedulerTest")
+      document = "[" <> String.duplicate("0,", 9_999) <> "0]"
+      assert McpFramer.Native.decode(document, options) == :continue_dirty
+      assert McpFramer.JSON.decode(document) == {:ok, List.duplicate(0, 10_000)}
     end
   end
 
