@@ -172,9 +172,6 @@ pub struct Timeslice {
     /// The call stopped short and gives its thread up: it reports a whole
     /// slice.
     yields: Cell<bool>,
-    /// Work was counted after it was done: the call reports at least its
-    /// estimate, even if its clock ran.
-    at_least_estimated: Cell<bool>,
 }
 
 impl Timeslice {
@@ -191,7 +188,6 @@ impl Timeslice {
             units_left: Cell::new(CHECK_UNITS),
             document: Cell::new(None),
             yields: Cell::new(false),
-            at_least_estimated: Cell::new(false),
         }
     }
 
@@ -274,14 +270,6 @@ impl Timeslice {
             .set(self.work_nanos.get().saturating_add(nanos));
     }
 
-    /// The call did work estimated to cost `nanos`, counted once it was
-    /// done: a clock that started while it was under way missed the part
-    /// before, so the call reports at least its estimate.
-    pub fn count_work_done(&self, nanos: u64) {
-        self.count_work(nanos);
-        self.at_least_estimated.set(true);
-    }
-
     /// The call stops short of its chunk and gives its thread up.
     pub fn yield_thread(&self) {
         self.yields.set(true);
@@ -290,12 +278,22 @@ impl Timeslice {
     /// Building `units` more terms, within the hard limit.
     #[inline]
     pub fn charge(&self, units: u32) -> Result<(), OutOfTime> {
+        self.charge_then(units, || ())
+    }
+
+    /// Like [`Timeslice::charge`], calling `before_look` before a look at
+    /// the clock: where work not yet counted may be counted.
+    #[inline]
+    pub fn charge_then(&self, units: u32, before_look: impl FnOnce()) -> Result<(), OutOfTime> {
         match self.units_left.get().checked_sub(units) {
             Some(left) if left > 0 => {
                 self.units_left.set(left);
                 Ok(())
             }
-            _ => self.check(),
+            _ => {
+                before_look();
+                self.check()
+            }
         }
     }
 
@@ -408,15 +406,11 @@ impl Timeslice {
     }
 
     /// What the call took, in nanoseconds: measured if the clock ran, else
-    /// estimated; at least the estimate if work was counted once done.
+    /// estimated.
     fn used_nanos(&self) -> u64 {
-        let Some(started) = self.started.get() else {
-            return self.estimated_nanos();
-        };
-        let measured = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        match self.at_least_estimated.get() {
-            true => measured.max(self.estimated_nanos()),
-            false => measured,
+        match self.started.get() {
+            Some(started) => u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX),
+            None => self.estimated_nanos(),
         }
     }
 

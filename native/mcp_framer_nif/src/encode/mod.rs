@@ -32,11 +32,6 @@ mod walk;
 use crate::error::FramerError;
 use crate::timeslice::{Scheduler, Timeslice};
 
-/// What writing a byte of text is taken to cost, for a call too short to
-/// read the clock, and at least for one whose clock started late (as a
-/// text of 16 KiB is copied): small MCP messages are written at about
-/// 300 MB/s.
-const WRITE_PICOS_PER_BYTE: u64 = 3_500;
 use mcp_framer_core::encode::Escape;
 use rustler::sys::ErlNifTerm;
 use rustler::{Encoder, Env, NifResult, Term};
@@ -124,19 +119,16 @@ fn run<'a>(
     // The clock starts at the walk's first look at it, after a few hundred
     // values or some KiB of strings: a smaller term's time is taken to be
     // a message's, as a small chunk's is, since reading the clock would
-    // cost a tenth of such a call. The text is counted once written, so a
-    // call whose clock started after some of it reports at least its
-    // estimate.
+    // cost a tenth of such a call. The text is counted as written before
+    // each look (see `Walker::count_written`), and at the end.
     let time = Timeslice::new(scheduler, 0);
-    let mut written = 0;
+    time.count_messages(1);
     let reply = with_buffers(|buffers| {
         let mut walker = Walker::new(env, options, tag, time.limits(), buffers);
-        walker.walk(term.as_c_arg())?;
-        written = walker.written();
-        walker.finish()
+        let reply = walker.walk(term.as_c_arg()).and_then(|()| walker.finish());
+        walker.count_written();
+        reply
     });
-    time.count_messages(1);
-    time.count_work_done(written as u64 * WRITE_PICOS_PER_BYTE / 1000);
     time.report(env);
     Ok(match reply {
         // SAFETY: the walker made the output in `env`, in this call.

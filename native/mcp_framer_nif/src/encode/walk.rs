@@ -21,6 +21,7 @@ use rustler::sys::{
     ErlNifMapIteratorEntry, ErlNifTerm, ErlNifTermType,
 };
 use rustler::{Env, Term};
+use std::cell::Cell;
 use std::collections::HashSet;
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -153,6 +154,10 @@ const PIECE_NANOS: u64 = 200;
 /// :strict`, in picoseconds: a copy into the set, where memory not yet
 /// touched took up to 4.4 ns a byte on a busy host, and its hash.
 const KEY_CHECK_PICOS_PER_BYTE: u64 = 6000;
+
+/// What writing a byte of text is taken to cost, for a call too short to
+/// read the clock: small MCP messages are written at about 300 MB/s.
+const WRITE_PICOS_PER_BYTE: u64 = 3_500;
 
 /// What a bignum's digits may cost per pair of 64-bit limbs: about twice
 /// the 6.9-8.2 ns measured from 100 to 1,600 limbs (2026-12-06, on a busy
@@ -310,6 +315,8 @@ pub struct Walker<'a, 'b> {
     /// The tag of a converted term; `None` on the first pass.
     tag: Option<ErlNifTerm>,
     time: Option<&'b Timeslice>,
+    /// The bytes of text counted as the call's work so far.
+    counted: Cell<usize>,
     buffers: &'b mut Buffers,
 }
 
@@ -333,6 +340,7 @@ impl<'a, 'b> Walker<'a, 'b> {
             options,
             tag,
             time,
+            counted: Cell::new(0),
             buffers,
         }
     }
@@ -430,16 +438,24 @@ impl<'a, 'b> Walker<'a, 'b> {
         Ok(())
     }
 
-    /// The walk's text as the result term its form asks for.
-    /// The bytes of text written so far, referenced strings included.
-    pub fn written(&self) -> usize {
-        self.buffers.out.len() + self.buffers.pieces_bytes
+    /// Counts the text written since the last count as the call's work:
+    /// before each look at the clock, whose start it moves back, as a
+    /// clock that starts late counts the work before it as estimated.
+    /// Referenced strings count too.
+    pub fn count_written(&self) {
+        let written = self.buffers.out.len() + self.buffers.pieces_bytes;
+        if let Some(time) = self.time {
+            let new = written.saturating_sub(self.counted.replace(written)) as u64;
+            time.count_work(new * WRITE_PICOS_PER_BYTE / 1000);
+        }
     }
 
+    /// The walk's text as the result term its form asks for.
     pub fn finish(&mut self) -> Result<ErlNifTerm, Stop> {
         if self.options.form == Form::Line {
             self.buffers.out.push(b'\n');
         }
+        self.count_written();
         let whole = self.options.form == Form::Binary;
         let copied = self.buffers.out.len() + if whole { self.buffers.pieces_bytes } else { 0 };
         if let Some(time) = self.time {
@@ -484,7 +500,10 @@ impl<'a, 'b> Walker<'a, 'b> {
     #[inline]
     fn charge(&self, units: usize) -> Result<(), Stop> {
         match self.time {
-            Some(time) => Ok(time.charge(u32::try_from(units).unwrap_or(u32::MAX))?),
+            Some(time) => {
+                let units = u32::try_from(units).unwrap_or(u32::MAX);
+                Ok(time.charge_then(units, || self.count_written())?)
+            }
             None => Ok(()),
         }
     }
@@ -492,7 +511,10 @@ impl<'a, 'b> Walker<'a, 'b> {
     /// Whether `nanos` more work still ends within the call's time.
     fn afford(&self, picos: u64) -> Result<(), Stop> {
         match self.time {
-            Some(time) => Ok(time.afford(picos / 1000)?),
+            Some(time) => {
+                self.count_written();
+                Ok(time.afford(picos / 1000)?)
+            }
             None => Ok(()),
         }
     }
