@@ -164,6 +164,15 @@ fn depth_is_limited_only_by_input_length() {
     assert!(matches!(decode(&input), Ok(Value::Array(ref items)) if items.len() == 1));
 }
 
+#[test]
+fn nested_objects_are_as_deep_as_arrays_and_dropped_without_recursion() {
+    let depth = 100_000;
+    let mut input = br#"{"a":"#.repeat(depth);
+    input.push(b'1');
+    input.extend(std::iter::repeat_n(b'}', depth));
+    assert!(matches!(decode(&input), Ok(Value::Object(ref pairs)) if pairs.len() == 1));
+}
+
 // Strings
 
 #[test]
@@ -238,6 +247,55 @@ fn a_bad_hex_escape_is_an_error_at_its_backslash() {
 }
 
 #[test]
+fn a_u_escape_with_any_two_bad_hex_digits_is_an_error_at_its_backslash() {
+    for (first, second) in [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)] {
+        let mut digits = *b"0000";
+        digits[first] = b'G';
+        digits[second] = b'z';
+        let input = [br#""\u"#, &digits[..], b"\""].concat();
+        assert_eq!(
+            decode(&input),
+            Err(Error {
+                position: 1,
+                kind: ErrorKind::InvalidToken { length: 6 }
+            }),
+            "{}",
+            String::from_utf8_lossy(&input)
+        );
+    }
+}
+
+#[test]
+fn a_byte_next_to_a_range_of_hex_digits_is_not_one() {
+    for byte in [b'/', b':', b'@', b'G', b'`', b'g'] {
+        for place in 0..4 {
+            let mut digits = *b"0041";
+            digits[place] = byte;
+            let input = [br#""\u"#, &digits[..], b"\""].concat();
+            assert_eq!(
+                kind(&input),
+                ErrorKind::InvalidToken { length: 6 },
+                "{}",
+                String::from_utf8_lossy(&input)
+            );
+        }
+    }
+}
+
+#[test]
+fn one_bad_digit_among_the_last_two_of_a_low_surrogate_blames_the_low_escape_alone() {
+    for input in [br#""\ud800\udc0Z""#, br#""\ud800\udcZ0""#] {
+        assert_eq!(
+            decode(input),
+            Err(Error {
+                position: 7,
+                kind: ErrorKind::InvalidToken { length: 6 }
+            })
+        );
+    }
+}
+
+#[test]
 fn invalid_utf8_is_an_error_at_the_first_bad_byte() {
     assert_eq!(error_at(b"\"ab\xff\""), 3);
     assert_eq!(error_at(b"\"\xe2\x82\""), 1);
@@ -245,6 +303,19 @@ fn invalid_utf8_is_an_error_at_the_first_bad_byte() {
     assert_eq!(error_at(b"\"a\xed\xa0\x80\""), 2);
     // After an escape, too.
     assert_eq!(error_at(b"\"\\n\xc0\xaf\""), 3);
+}
+
+#[test]
+fn invalid_utf8_among_the_first_16_bytes_of_a_longer_string_is_an_error() {
+    // The first 16 bytes of a string are classified apart from the rest.
+    let text = "a".repeat(40);
+    for bad_at in [1, 16] {
+        for escape in ["\\n", ""] {
+            let mut input = format!("\"{text}{escape}\"").into_bytes();
+            input[bad_at] = 0xFF;
+            assert_eq!(error_at(&input), bad_at, "{escape:?}");
+        }
+    }
 }
 
 /// The text after an escape is copied and checked a 16-byte lane at a
@@ -653,6 +724,14 @@ fn value_builder_refuses_counts_it_did_not_build() {
 }
 
 #[test]
+fn value_builder_refuses_to_finish_with_a_key_left_over() {
+    let mut builder = ValueBuilder::new();
+    assert_eq!(Builder::key(&mut builder, Text::Input("a")), Ok(()));
+    assert_eq!(Builder::null(&mut builder), Ok(()));
+    assert_eq!(Builder::finish(&mut builder), Err(Unbalanced));
+}
+
+#[test]
 fn a_reused_parser_keeps_bounded_scratch_and_decodes_the_same() {
     let mut parser = Parser::default();
     let escaped = format!("\"{}\"", "\\n".repeat(1 << 20));
@@ -665,6 +744,20 @@ fn a_reused_parser_keeps_bounded_scratch_and_decodes_the_same() {
             "{}",
             parser.capacity()
         );
+    }
+}
+
+#[test]
+fn a_parser_s_capacity_counts_the_decoded_text_and_the_nesting_it_keeps() {
+    // Both are far below what a parser frees after a document. Each open
+    // container keeps at least its count of items.
+    let escaped = format!("\"{}\"", "\\n".repeat(1_000));
+    let deep = format!("{}{}", "[".repeat(1_000), "]".repeat(1_000));
+    for (input, kept) in [(escaped, 1_000), (deep, 1_000 * size_of::<usize>())] {
+        let mut parser = Parser::default();
+        let parsed = parser.parse(input.as_bytes(), &mut ValueBuilder::new());
+        assert!(parsed.is_ok());
+        assert!(parser.capacity() >= kept, "{}", parser.capacity());
     }
 }
 
