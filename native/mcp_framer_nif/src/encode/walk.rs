@@ -155,8 +155,9 @@ const PIECE_NANOS: u64 = 200;
 /// touched took up to 4.4 ns a byte on a busy host, and its hash.
 const KEY_CHECK_PICOS_PER_BYTE: u64 = 6000;
 
-/// What writing a byte of text is taken to cost, for a call too short to
-/// read the clock: small MCP messages are written at about 300 MB/s.
+/// What writing a byte of text is taken to cost until the clock starts
+/// (all of a call too short to read it): small MCP messages are written
+/// at about 300 MB/s.
 const WRITE_PICOS_PER_BYTE: u64 = 3_500;
 
 /// What a bignum's digits may cost per pair of 64-bit limbs: about twice
