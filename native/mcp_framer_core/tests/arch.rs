@@ -26,8 +26,8 @@ impl Random {
 
 /// Inputs of every length up to two and a half blocks of 64 and some
 /// longer, each of plain text with special and high bytes now and then,
-/// thin or thick, and with runs of backslashes; and `\u` escapes at every
-/// offset.
+/// thin or thick, with runs of backslashes, and spaces, the first byte
+/// past the control bytes; and `\u` escapes at every offset.
 fn inputs() -> Vec<Vec<u8>> {
     let mut random = Random(0x9e37_79b9_7f4a_7c15);
     let mut inputs = Vec::new();
@@ -35,8 +35,8 @@ fn inputs() -> Vec<Vec<u8>> {
         for one_in in [3, 40, 1000] {
             let input = (0..length)
                 .map(|_| match random.next() % one_in {
-                    0 => *b"\"\\\\\\\x00\x1f"
-                        .get((random.next() % 6) as usize)
+                    0 => *b"\"\\\\\\\x00\x1f "
+                        .get((random.next() % 7) as usize)
                         .unwrap_or(&b'"'),
                     1 => [0xC3, 0xA9, 0xFF, 0x80][(random.next() % 4) as usize],
                     2 => [b'u', b'p'][(random.next() % 2) as usize],
@@ -52,7 +52,7 @@ fn inputs() -> Vec<Vec<u8>> {
     // ill-formed ones, one whose `\` is escaped, and a word escaped to
     // ASCII, longer than a block, and a run cut short; with text after
     // them, and without.
-    let escapes: [&[u8]; 18] = [
+    let escapes: [&[u8]; 20] = [
         br"\uabcd",
         br"\u0041\u00e9",
         br"\u07FF\u0800",
@@ -64,11 +64,15 @@ fn inputs() -> Vec<Vec<u8>> {
         br"\uD83D\uDE80\ud83e\udd16",
         // A high surrogate and no low one, twice, then a pair.
         br"\uD83D\u0041\uD83D\uD83D\uDE80",
+        // A high surrogate right before a pair: no pair of two high ones.
+        br"\uD83D\uD83D\uDE80",
         br"\uDE80\uD83D",
         br"\uD83D\\uDE80",
         br"\uD83D\uDEg0",
         br"\uD83D\n\uDE80",
         br"\u12g4",
+        // Ill-formed in its last digit alone.
+        br"\u004g",
         // Bytes whose low seven bits are hex digits.
         b"\\u\xB0\xC1\xE6\xB9",
         br#"\u1"34"#,
@@ -241,8 +245,10 @@ fn the_newline_mask_from_every_offset_is_the_portable_twins() {
 }
 
 /// The encoder's escape modes' stops, as `encode::Escape::stops` gives
-/// them: each extra byte in each of the three places, and the high bytes.
-const STOPS: [Stops; 4] = [
+/// them: each extra byte in each of the three places, and the high bytes;
+/// and an extra byte that is high itself, with the high bytes, as its
+/// checked copy of ASCII asks for them.
+const STOPS: [Stops; 5] = [
     Stops {
         extra: [b'"'; 3],
         high: false,
@@ -257,6 +263,10 @@ const STOPS: [Stops; 4] = [
     },
     Stops {
         extra: [b'"'; 3],
+        high: true,
+    },
+    Stops {
+        extra: [0xE2, b'<', b'/'],
         high: true,
     },
 ];
