@@ -425,9 +425,9 @@ fn every_instruction_set_the_cpu_reports_is_listed() {
 
 /// Text of every script and width, a bad byte now and then (a lone
 /// continuation, an overlong lead, a surrogate, a lead past U+10FFFF, and
-/// four-byte leads whose continuation of 0x80 to 0x8F makes them overlong
-/// or past U+10FFFF), so that characters, good and bad, fall across every
-/// place of a block.
+/// a continuation of 0x80 to 0x8F after a four-byte lead, overlong after
+/// F0 and past U+10FFFF after F5), so that characters, good and bad, fall
+/// across every place of a block.
 fn utf8_inputs() -> Vec<Vec<u8>> {
     let pieces: [&[u8]; 16] = [
         b"a",
