@@ -390,32 +390,39 @@ pub(super) fn last_run_start<const N: usize>(backslash: u64) -> u64 {
 }
 
 /// [`super::escape_blocks`] by a loop over blocks of [`ESCAPE_BLOCK`]
-/// bytes: `block` writes a block's text where the pointer says, with room
-/// for [`ESCAPE_ROOM`] bytes there, and returns how many it wrote, or
-/// `None` for a block with a byte written as `\u00XX`, which ends the
-/// loop as a lack of room does.
+/// bytes: `block` writes a block's text into the room it is given, of
+/// [`ESCAPE_ROOM`] bytes past `out`'s length, and returns how many it
+/// wrote, or `None` for a block with a byte written as `\u00XX`, which
+/// ends the loop as a lack of room does.
 ///
 /// # Safety
-/// `block` writes every byte it counts, and no more than [`ESCAPE_ROOM`].
+/// `block` writes every byte it counts, and stores only where
+/// [`Room::at`] says.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(super) unsafe fn escape_blocks(
     text: &[u8],
     from: usize,
     out: &mut Vec<u8>,
-    mut block: impl FnMut(&[u8; ESCAPE_BLOCK], *mut u8) -> Option<usize>,
+    mut block: impl FnMut(&[u8; ESCAPE_BLOCK], Room) -> Option<usize>,
 ) -> usize {
     let mut at = from;
     while let Some(bytes) = block_at::<ESCAPE_BLOCK>(text, at) {
-        if out.capacity() - out.len() < ESCAPE_ROOM {
+        let spare = out.capacity() - out.len();
+        if spare < ESCAPE_ROOM {
             break;
         }
         // SAFETY: `out` has room for ESCAPE_ROOM bytes past its length, and
         // the caller's contract: `block` wrote as many as it counts there.
         unsafe {
-            let Some(written) = block(bytes, out.as_mut_ptr().add(out.len())) else {
+            let room = Room::new(out.as_mut_ptr().add(out.len()), ESCAPE_ROOM, spare);
+            let Some(written) = block(bytes, room) else {
                 break;
             };
+            debug_assert!(
+                written <= ESCAPE_ROOM,
+                "{written} bytes counted in a room of {ESCAPE_ROOM}"
+            );
             out.set_len(out.len() + written);
         }
         at += ESCAPE_BLOCK;
@@ -515,6 +522,47 @@ pub(super) fn append_short(out: &mut Vec<u8>, bytes: &[u8]) {
     }
 }
 
+/// Room made for a vector loop's stores past a buffer's length: `size`
+/// bytes from `start`. A store that would leave it is a write past the
+/// allocation, which no test sees unless it crashes; builds with debug
+/// assertions (the tests' and the fuzz targets') stop it at [`Room::at`].
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+pub(super) struct Room {
+    start: *mut u8,
+    size: usize,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Room {
+    /// # Safety
+    /// `size` bytes from `start` are writable: `spare`, as many as there
+    /// are from `start` to the allocation's end, is no fewer.
+    #[inline(always)]
+    unsafe fn new(start: *mut u8, size: usize, spare: usize) -> Self {
+        debug_assert!(
+            size <= spare,
+            "a room of {size} bytes where {spare} are spare"
+        );
+        Room { start, size }
+    }
+
+    /// Where to store `width` bytes, `offset` bytes into the room.
+    ///
+    /// # Safety
+    /// They lie inside it: `offset + width <= size`.
+    #[inline(always)]
+    pub(super) unsafe fn at(self, offset: usize, width: usize) -> *mut u8 {
+        debug_assert!(
+            offset + width <= self.size,
+            "a store of {width} bytes at {offset} leaves a room of {}",
+            self.size
+        );
+        // SAFETY: the caller's contract: inside the room.
+        unsafe { self.start.add(offset) }
+    }
+}
+
 /// Appends to a `Vec<u8>` through a pointer, with its length kept in a
 /// register rather than in the `Vec` until [`Writer::finish`]: the loop's
 /// writes would otherwise each load and store it.
@@ -535,16 +583,16 @@ struct Put<'w, 'a, const N: usize>(&'w mut Writer<'a>);
 impl<'w, 'a, const N: usize> Put<'w, 'a, N> {
     /// Counts the first `length` of them; there is room for 4 more.
     #[inline(always)]
-    fn keep(self, length: usize) -> Room<'w, 'a> {
+    fn keep(self, length: usize) -> Spare<'w, 'a> {
         self.0.length += length.min(N);
-        Room(self.0)
+        Spare(self.0)
     }
 }
 
 /// At least 4 bytes of room past a writer's length.
-struct Room<'w, 'a>(&'w mut Writer<'a>);
+struct Spare<'w, 'a>(&'w mut Writer<'a>);
 
-impl Room<'_, '_> {
+impl Spare<'_, '_> {
     /// Appends what an escape decoded to.
     #[inline(always)]
     fn push(self, decoded: Decoded) {
@@ -590,14 +638,17 @@ impl<'a> Writer<'a> {
         Put(self)
     }
 
-    /// Where `additional` bytes may be written past the length, room for
-    /// them made; [`Writer::count`] counts them.
+    /// Room for `additional` bytes past the length, made; [`Writer::count`]
+    /// counts those written.
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    pub(super) fn room(&mut self, additional: usize) -> *mut u8 {
+    pub(super) fn room(&mut self, additional: usize) -> Room {
         self.reserve(additional);
         // SAFETY: the room was just made, within the allocation.
-        unsafe { self.pointer.add(self.length) }
+        unsafe {
+            let spare = self.capacity - self.length;
+            Room::new(self.pointer.add(self.length), additional, spare)
+        }
     }
 
     /// Counts `length` bytes past the length as written.
@@ -607,6 +658,10 @@ impl<'a> Writer<'a> {
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
     pub(super) unsafe fn count(&mut self, length: usize) {
+        debug_assert!(
+            length <= self.capacity - self.length,
+            "{length} bytes counted past the room"
+        );
         self.length += length;
     }
 
@@ -615,7 +670,7 @@ impl<'a> Writer<'a> {
     #[inline(always)]
     pub(super) fn push(&mut self, decoded: Decoded) {
         self.reserve(4);
-        Room(self).push(decoded);
+        Spare(self).push(decoded);
     }
 
     /// Gives the `Vec` its length.
@@ -639,4 +694,55 @@ fn grow(out: &mut Vec<u8>, length: usize, additional: usize) -> (*mut u8, usize)
     unsafe { out.set_len(length) };
     out.reserve(additional);
     (out.as_mut_ptr(), out.capacity())
+}
+
+// The checks on a room hold only in builds with debug assertions, as
+// the tests' and the fuzz targets' are; tests/arch.rs runs the vector
+// loops under them.
+#[cfg(all(test, debug_assertions, target_arch = "x86_64"))]
+mod tests {
+    use super::{Room, Writer};
+
+    #[test]
+    #[should_panic(expected = "a store of 16 bytes at 32 leaves a room of 40")]
+    fn a_store_that_leaves_its_room_stops_the_build_with_debug_assertions() {
+        let mut out = Vec::new();
+        let room = Writer::new(&mut out).room(40);
+        // SAFETY: the store is not made: the check stops it first.
+        let _ = unsafe { room.at(32, 16) };
+    }
+
+    #[test]
+    #[should_panic(expected = "a room of 64 bytes where 32 are spare")]
+    fn a_room_larger_than_the_spare_capacity_stops_the_build_with_debug_assertions() {
+        let mut out = Vec::with_capacity(32);
+        // SAFETY: no store is made in it: the check stops it first.
+        let _ = unsafe { Room::new(out.as_mut_ptr(), 64, out.capacity()) };
+    }
+
+    #[test]
+    #[should_panic(expected = "bytes counted past the room")]
+    fn counting_past_the_room_stops_the_build_with_debug_assertions() {
+        let mut out = Vec::new();
+        let mut writer = Writer::new(&mut out);
+        let _ = writer.room(40);
+        let spare = writer.capacity - writer.length;
+        // SAFETY: not counted: the check stops it first.
+        unsafe { writer.count(spare + 1) };
+    }
+
+    #[test]
+    fn stores_that_fill_their_room_exactly_are_allowed() {
+        let mut out = Vec::new();
+        let mut writer = Writer::new(&mut out);
+        let room = writer.room(40);
+        // SAFETY: 40 bytes of room, written in two stores that fill it.
+        unsafe {
+            room.at(0, 32).write_bytes(b'a', 32);
+            room.at(32, 8).write_bytes(b'b', 8);
+            writer.count(40);
+        }
+        writer.finish();
+        assert_eq!(out, [[b'a'; 32].as_slice(), &[b'b'; 8]].concat());
+    }
 }

@@ -40,6 +40,9 @@
 //! each instruction set; each instruction set's module instantiates them
 //! inside a function compiled for it. `unsafe` is confined to those
 //! modules and to the calls below that only a detected [`Isa`] makes.
+//! The vector loops store into a `generic::Room` made past the output's
+//! length; builds with debug assertions, the tests' and the fuzz
+//! targets', stop any store that would leave it.
 
 mod generic;
 pub mod portable;

@@ -2,7 +2,7 @@
 //! POPCNT, which every AVX2 CPU has, for the bit counts and masks), and a
 //! block's one-byte escapes decoded all at once.
 
-use super::super::generic::{self, Took, Writer};
+use super::super::generic::{self, Room, Took, Writer};
 use super::super::{Block, Copied, Masks, Run, Scan, Special, Stops, ESCAPE_BLOCK, JSON_LETTERS};
 use super::sse2;
 use std::arch::x86_64::{
@@ -99,9 +99,9 @@ pub(in super::super) unsafe fn copy_runs_compressed<S: Special>(
             let limit = _mm256_set1_epi8(0x1F);
             let control = mask(_mm256_cmpeq_epi8(_mm256_max_epu8(bytes, limit), limit));
             let above = mask(bytes);
-            let end = writer.room(40);
+            let room = writer.room(40);
             if backslash | quote | control == 0 {
-                _mm256_storeu_si256(end.cast(), bytes);
+                _mm256_storeu_si256(room.at(0, 32).cast(), bytes);
                 writer.count(32);
                 return Took {
                     length: 32,
@@ -132,7 +132,7 @@ pub(in super::super) unsafe fn copy_runs_compressed<S: Special>(
                     order = _mm_add_epi8(order, _mm_set1_epi8(8));
                 }
                 let packed = _mm_shuffle_epi8(halves[half], order);
-                _mm_storeu_si128(end.add(written).cast(), packed);
+                _mm_storeu_si128(room.at(written, 16).cast(), packed);
                 written += bits.count_ones() as usize;
             }
             writer.count(written);
@@ -248,7 +248,7 @@ pub(in super::super) unsafe fn escape_blocks(text: &[u8], from: usize, out: &mut
     unsafe {
         // The letters of the bytes below 0x10: the first 16 of the table.
         let letters = _mm256_broadcastsi128_si256(_mm_loadu_si128(JSON_LETTERS.as_ptr().cast()));
-        let block = |block: &[u8; ESCAPE_BLOCK], end: *mut u8| {
+        let block = |block: &[u8; ESCAPE_BLOCK], room: Room| {
             let bytes = _mm256_loadu_si256(block.as_ptr().cast());
             // Unsigned: a byte is below N when its maximum with N - 1 is N - 1.
             let below = |n: i8| {
@@ -281,7 +281,8 @@ pub(in super::super) unsafe fn escape_blocks(text: &[u8], from: usize, out: &mut
             for (eighth, bytes) in eighths.into_iter().enumerate() {
                 let bits = (escaped >> (8 * eighth)) as u8;
                 let order = _mm_loadu_si128(EXPAND[usize::from(bits)].as_ptr().cast());
-                _mm_storeu_si128(end.add(written).cast(), _mm_shuffle_epi8(bytes, order));
+                let spread = _mm_shuffle_epi8(bytes, order);
+                _mm_storeu_si128(room.at(written, 16).cast(), spread);
                 written += 8 + bits.count_ones() as usize;
             }
             Some(written)

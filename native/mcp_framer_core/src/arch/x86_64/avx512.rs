@@ -4,7 +4,7 @@
 //! escapes decoded all at once; plain text with AVX2's blocks; and the
 //! UTF-8 check, 64 bytes a step.
 
-use super::super::generic::{self, Took, Writer};
+use super::super::generic::{self, Room, Took, Writer};
 use super::super::{Block, Copied, Masks, Run, Special, ESCAPE_BLOCK, HEX_DIGITS, JSON_LETTERS};
 use super::avx2::Avx2;
 use std::arch::x86_64::{
@@ -131,9 +131,9 @@ pub(in super::super) unsafe fn copy_runs_compressed<S: Special>(
             let quote = _mm512_cmpeq_epi8_mask(bytes, _mm512_set1_epi8(b'"' as i8));
             let control = _mm512_cmplt_epu8_mask(bytes, _mm512_set1_epi8(0x20));
             let above = _mm512_movepi8_mask(bytes);
-            let end = writer.room(64);
+            let room = writer.room(64);
             if backslash | quote | control == 0 {
-                _mm512_storeu_si512(end.cast(), bytes);
+                _mm512_storeu_si512(room.at(0, 64).cast(), bytes);
                 writer.count(64);
                 return Took {
                     length: 64,
@@ -178,7 +178,7 @@ pub(in super::super) unsafe fn copy_runs_compressed<S: Special>(
             let keep = _bzhi_u64(u64::MAX, length);
             let kept = keep & !escapers & !unicode.dropped;
             let decoded = _mm512_maskz_compress_epi8(kept, unicode.decoded);
-            _mm512_storeu_si512(end.cast(), decoded);
+            _mm512_storeu_si512(room.at(0, 64).cast(), decoded);
             writer.count(kept.count_ones() as usize);
             Took {
                 length: length as usize,
@@ -434,7 +434,7 @@ pub(in super::super) unsafe fn escape_blocks(text: &[u8], from: usize, out: &mut
     unsafe {
         let letters_low = _mm512_loadu_si512(JSON_LETTERS.as_ptr().cast());
         let letters_high = _mm512_loadu_si512(JSON_LETTERS[64..].as_ptr().cast());
-        let block = |block: &[u8; ESCAPE_BLOCK], end: *mut u8| {
+        let block = |block: &[u8; ESCAPE_BLOCK], room: Room| {
             let bytes = _mm512_zextsi256_si512(_mm256_loadu_si256(block.as_ptr().cast()));
             // The table has 128 entries: the permute reads a byte's low
             // seven bits, so only the bytes found escaped take a letter.
@@ -450,7 +450,7 @@ pub(in super::super) unsafe fn escape_blocks(text: &[u8], from: usize, out: &mut
             let placed = _pext_u64(BYTE_SLOTS, slots);
             let kept = _mm512_mask_blend_epi8(escaped, bytes, letters);
             let written = _mm512_mask_expand_epi8(_mm512_set1_epi8(b'\\' as i8), placed, kept);
-            _mm512_storeu_si512(end.cast(), written);
+            _mm512_storeu_si512(room.at(0, 64).cast(), written);
             Some(ESCAPE_BLOCK + escaped.count_ones() as usize)
         };
         generic::escape_blocks(text, from, out, block)
