@@ -597,6 +597,7 @@ impl Spare<'_, '_> {
     #[inline(always)]
     fn push(self, decoded: Decoded) {
         let out = self.0;
+        debug_assert!(out.capacity - out.length >= 4, "less than 4 bytes spare");
         // SAFETY: there is room for 4 bytes past the length, and at most
         // 4 are counted.
         unsafe {
