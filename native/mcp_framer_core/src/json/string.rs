@@ -82,6 +82,7 @@ impl<'de> Cursor<'de, '_> {
         };
         self.position = end + 1;
         if all_ascii {
+            debug_assert!(std::str::from_utf8(&self.scratch).is_ok());
             // SAFETY: every run was ASCII, and escapes decode to UTF-8.
             return Ok(Text::Unescaped(unsafe {
                 std::str::from_utf8_unchecked(&self.scratch)
