@@ -87,6 +87,71 @@ defmodule McpFramer.NativeBuildTest do
     assert output =~ ~s({[ok: %{"id" => 1}], 5})
   end
 
+  # The stand-in writes the profile it was given into the library and
+  # into a log, one line for each build.
+  @tag timeout: 300_000
+  test "a library built under another cargo profile is rebuilt, one built under the same is not" do
+    dir = scratch("mcp_framer_profile")
+    project = Path.join(dir, "project")
+    copy_project(project)
+    # An hour old: a source as new as the library (to the second) is
+    # taken as newer.
+    hour_ago = System.os_time(:second) - 3600
+
+    for file <- Path.wildcard(Path.join(project, "**"), match_dot: true),
+        do: File.touch!(file, hour_ago)
+
+    log = Path.join(dir, "cargo.log")
+    path = path_with_cargo(dir, ~s(echo "$profile" | tee -a "#{log}" >))
+    library = Path.join(project, "priv/native/libmcp_framer_nif.so")
+
+    compile = fn profile ->
+      env = [{"PATH", path}, {"MIX_ENV", "prod"}, {"MCP_FRAMER_CARGO_PROFILE", profile}]
+      {output, status} = System.cmd("mix", ["compile", "--no-deps-check"], cd: project, env: env)
+      assert status == 0, output
+      {File.read!(library), File.read!(log)}
+    end
+
+    assert compile.("checked") == {"checked\n", "checked\n"}
+    assert compile.("checked") == {"checked\n", "checked\n"}
+    assert compile.(nil) == {"release\n", "checked\nrelease\n"}
+    assert compile.("release") == {"release\n", "checked\nrelease\n"}
+    # A library with no profile recorded (.ci/arm places one) is release's.
+    File.rm!(Path.join(project, "priv/native/cargo_profile"))
+    assert compile.(nil) == {"release\n", "checked\nrelease\n"}
+    assert compile.("checked") == {"checked\n", "checked\nrelease\nchecked\n"}
+  end
+
+  @tag timeout: 300_000
+  test "a cargo profile other than release and checked stops the build, named" do
+    dir = scratch("mcp_framer_bad_profile")
+    project = Path.join(dir, "project")
+    copy_project(project)
+
+    env = [
+      {"PATH", path_with_cargo(dir, "echo built >")},
+      {"MIX_ENV", "prod"},
+      {"MCP_FRAMER_CARGO_PROFILE", "dev"}
+    ]
+
+    {output, status} =
+      System.cmd("mix", ["compile", "--no-deps-check"],
+        cd: project,
+        env: env,
+        stderr_to_stdout: true
+      )
+
+    assert status != 0
+    assert output =~ ~s(MCP_FRAMER_CARGO_PROFILE is "dev"; it must be release or checked)
+    refute File.exists?(Path.join(project, "priv/native/libmcp_framer_nif.so"))
+  end
+
+  # make soak sets MCP_FRAMER_CARGO_PROFILE=checked; mix test does not.
+  test "the NIF loaded has debug assertions exactly when built under the checked profile" do
+    checked? = System.get_env("MCP_FRAMER_CARGO_PROFILE") == "checked"
+    assert McpFramer.Native.debug_assertions() == checked?
+  end
+
   # A directory of the test's own, removed when it ends.
   defp scratch(name) do
     dir = Path.join(System.tmp_dir!(), "#{name}_#{System.unique_integer([:positive])}")
@@ -104,9 +169,10 @@ defmodule McpFramer.NativeBuildTest do
   end
 
   # The PATH with a stand-in for cargo first: it makes the library where
-  # cargo would, in the target directory given by --target-dir, else
-  # CARGO_TARGET_DIR, else ./target, with `write`, a shell command given
-  # the library's path last.
+  # cargo would, in the directory of the profile given by --profile
+  # (release for --release) in the target directory given by
+  # --target-dir, else CARGO_TARGET_DIR, else ./target, with `write`, a
+  # shell command given the library's path last, which may read $profile.
   defp path_with_cargo(dir, write) do
     bin = Path.join(dir, "bin")
     File.mkdir_p!(bin)
@@ -114,11 +180,16 @@ defmodule McpFramer.NativeBuildTest do
     File.write!(Path.join(bin, "cargo"), """
     #!/bin/sh
     dir=${CARGO_TARGET_DIR:-target}
+    profile=debug
     while [ $# -gt 0 ]; do
-      if [ "$1" = --target-dir ]; then dir=$2; fi
+      case $1 in
+        --target-dir) dir=$2 ;;
+        --profile) profile=$2 ;;
+        --release) profile=release ;;
+      esac
       shift
     done
-    mkdir -p "$dir/release" && #{write} "$dir/release/#{@library}"
+    mkdir -p "$dir/$profile" && #{write} "$dir/$profile/#{@library}"
     """)
 
     File.chmod!(Path.join(bin, "cargo"), 0o755)

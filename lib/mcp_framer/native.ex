@@ -17,6 +17,7 @@ defmodule McpFramer.Native do
   def settings(_resource), do: :erlang.nif_error(:nif_not_loaded)
   def copies_short_messages, do: :erlang.nif_error(:nif_not_loaded)
   def instruction_set, do: :erlang.nif_error(:nif_not_loaded)
+  def debug_assertions, do: :erlang.nif_error(:nif_not_loaded)
   def decode(_document, _options), do: :erlang.nif_error(:nif_not_loaded)
   def decode_dirty(_document, _options), do: :erlang.nif_error(:nif_not_loaded)
   def decode_framed_dirty(_resource, _message), do: :erlang.nif_error(:nif_not_loaded)

@@ -1,27 +1,36 @@
 defmodule Mix.Tasks.Compile.McpFramerNative do
   @shortdoc "Builds the mcp_framer NIF with cargo"
   @moduledoc """
-  Builds the Rust NIF crate with `cargo build --release --locked` and copies
-  the library to `priv/native/`, where `McpFramer.Native` loads it. Cargo
-  builds in the directory `CARGO_TARGET_DIR` names, if set, else in
-  `target/`.
+  Builds the Rust NIF crate with `cargo build --profile release --locked`
+  (what `--release` means) and copies the library to `priv/native/`,
+  where `McpFramer.Native` loads it. Cargo builds in the directory
+  `CARGO_TARGET_DIR` names, if set, else in `target/`.
+
+  With `MCP_FRAMER_CARGO_PROFILE=checked`, cargo builds the `checked`
+  profile of `Cargo.toml` instead: the release build with debug
+  assertions and overflow checks, for `make soak`. It is slower, and
+  never what a project should ship.
 
   Cargo runs only when a `.rs` or `.toml` file under `native/`,
   `Cargo.toml`, `Cargo.lock` or `.cargo/config.toml` is not older than
-  the library in `priv/native/`. `mix.exs` requires this file
-  before the project compiles, since Mix needs the compiler first.
+  the library in `priv/native/`, or when the library there was built
+  under another profile: `priv/native/cargo_profile` names the one it
+  was built under (none named is `release`). `mix.exs` requires this
+  file before the project compiles, since Mix needs the compiler first.
   """
   use Mix.Task.Compiler
 
   @crate "mcp_framer_nif"
   @root Path.expand("../../..", __DIR__)
+  @profiles ["release", "checked"]
 
   @impl Mix.Task.Compiler
   def run(_args) do
     {built, installed} = library_names(:os.type())
     target = Path.join([@root, "priv", "native", installed])
+    profile = profile()
 
-    result = if up_to_date?(target), do: {:noop, []}, else: build(built, target)
+    result = if up_to_date?(target, profile), do: {:noop, []}, else: build(built, target, profile)
     # priv/ may not have existed when Mix linked it into _build.
     Mix.Project.build_structure()
     result
@@ -33,14 +42,40 @@ defmodule Mix.Tasks.Compile.McpFramerNative do
     :ok
   end
 
-  defp up_to_date?(target) do
+  defp profile do
+    case System.get_env("MCP_FRAMER_CARGO_PROFILE") do
+      unset when unset in [nil, ""] ->
+        "release"
+
+      profile when profile in @profiles ->
+        profile
+
+      other ->
+        Mix.raise(~s(MCP_FRAMER_CARGO_PROFILE is "#{other}"; it must be release or checked))
+    end
+  end
+
+  defp up_to_date?(target, profile) do
     case File.stat(target, time: :posix) do
       # Whole seconds: a source saved in the second of the last build is
       # taken as newer, and cargo, which tracks changes exactly, decides.
-      {:ok, %{mtime: built}} -> Enum.all?(sources(), &(mtime(&1) < built))
-      {:error, _} -> false
+      {:ok, %{mtime: built}} ->
+        built_profile(target) == profile and Enum.all?(sources(), &(mtime(&1) < built))
+
+      {:error, _} ->
+        false
     end
   end
+
+  # The profile the library at target was built under, recorded beside it.
+  defp built_profile(target) do
+    case File.read(profile_record(target)) do
+      {:ok, profile} -> String.trim(profile)
+      {:error, _} -> "release"
+    end
+  end
+
+  defp profile_record(target), do: Path.join(Path.dirname(target), "cargo_profile")
 
   defp sources do
     Path.wildcard(Path.join(@root, "native/**/*.{rs,toml}")) ++
@@ -54,16 +89,28 @@ defmodule Mix.Tasks.Compile.McpFramerNative do
     end
   end
 
-  defp build(built, target) do
+  defp build(built, target, profile) do
     cargo = System.find_executable("cargo") || Mix.raise(missing_cargo())
     target_dir = target_dir()
-    args = ["build", "--release", "--locked", "--package", @crate, "--target-dir", target_dir]
+
+    args = [
+      "build",
+      "--profile",
+      profile,
+      "--locked",
+      "--package",
+      @crate,
+      "--target-dir",
+      target_dir
+    ]
+
     Mix.shell().info("Compiling NIF #{@crate} (cargo #{Enum.join(args, " ")})")
 
     case System.cmd(cargo, args, cd: @root, stderr_to_stdout: true, into: IO.stream()) do
       {_, 0} ->
         File.mkdir_p!(Path.dirname(target))
-        File.cp!(Path.join([target_dir, "release", built]), target)
+        File.cp!(Path.join([target_dir, profile, built]), target)
+        File.write!(profile_record(target), profile <> "\n")
         {:ok, []}
 
       {_, status} ->

@@ -406,6 +406,13 @@ fn instruction_set() -> (&'static str, Vec<&'static str>) {
     (Isa::best().name(), all)
 }
 
+/// Whether this library was built with debug assertions: the `checked`
+/// profile (`Cargo.toml`), which `make soak` runs.
+#[rustler::nif]
+fn debug_assertions() -> bool {
+    cfg!(debug_assertions)
+}
+
 fn load(env: Env<'_>, _info: Term<'_>) -> bool {
     let copies = terms::vm_copies_short_sub_binaries(env);
     COPY_SHORT_MESSAGES.store(copies, Ordering::Relaxed);
