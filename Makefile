@@ -11,7 +11,9 @@
 #             AddressSanitizer (nightly Rust)
 # make soak   hostile traffic through the decoder in a real VM, and each
 #             term encoded again, checked against the oracles, for
-#             SOAK_SECONDS (default 60; make test runs 10)
+#             SOAK_SECONDS (default 60; make test runs 10), with the NIF
+#             built with debug assertions (Cargo.toml's checked profile;
+#             the next plain mix compile puts the release build back)
 # make dialyzer  checks the specs of the compiled modules (make test runs it)
 # make bench    framing against a pure-Elixir framer (and a real Port);
 #               decoding against that framer followed by jiffy, Elixir's
@@ -155,7 +157,7 @@ endif
 
 SOAK_SECONDS ?= 60
 soak: tools
-	MIX_ENV=test mix run test/soak.exs $(SOAK_SECONDS)
+	MCP_FRAMER_CARGO_PROFILE=checked MIX_ENV=test mix run test/soak.exs $(SOAK_SECONDS)
 
 # The MCP reference server for the integration tests, pinned by its lock file.
 EVERYTHING := test/mcp_server/node_modules/.package-lock.json

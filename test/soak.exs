@@ -15,6 +15,13 @@
 # SOAK_SEED=n replays a run: a failure prints the seed, its batch and the
 # message.
 #
+# make soak builds the NIF under Cargo.toml's checked profile
+# (MCP_FRAMER_CARGO_PROFILE=checked): debug assertions and overflow
+# checks, so that a store past a vector loop's room, an unsafe call
+# whose preconditions fail, or an overflow panics (the batch dies and the
+# soak fails) instead of passing unseen. The soak stops at once if it
+# was asked for that NIF and has another.
+#
 # With Jason itself on the code path (it is on no registry here; built
 # outside the repository, as for make bench), the oracle is held to it
 # too, message by message, with the options Jason has, and so is the
@@ -42,6 +49,11 @@ defmodule McpFramer.Soak do
 
   def main([seconds]) do
     seconds = String.to_integer(seconds)
+    checked? = McpFramer.Native.debug_assertions()
+
+    if System.get_env("MCP_FRAMER_CARGO_PROFILE") == "checked" and not checked?,
+      do: fail("MCP_FRAMER_CARGO_PROFILE=checked, but the NIF has no debug assertions")
+
     seed = Seed.seed("SOAK_SEED")
     make_known_atoms()
     start = settled_binary_memory()
@@ -53,7 +65,8 @@ defmodule McpFramer.Soak do
       "soak: #{seconds} s, SOAK_SEED=#{seed}: #{totals.batches} batches, " <>
         "#{totals.messages} messages (#{div(totals.bytes, @mib)} MiB), " <>
         "#{totals.failures} failures; binary memory #{start} bytes at the start, " <>
-        "#{finish} at the end; #{if jason?(), do: "the oracles checked against Jason", else: "Jason not on the code path"}"
+        "#{finish} at the end; #{if jason?(), do: "the oracles checked against Jason", else: "Jason not on the code path"}; " <>
+        "the NIF #{if checked?, do: "with", else: "without"} debug assertions"
     )
 
     cond do
@@ -67,7 +80,9 @@ defmodule McpFramer.Soak do
     if System.monotonic_time(:millisecond) >= deadline do
       totals
     else
-      {messages, bytes, failures} = in_process(fn -> batch(seed, n) end)
+      # A batch that dies (a NIF panic among the causes) is named by its seed.
+      {messages, bytes, failures} =
+        in_process("SOAK_SEED=#{seed}, batch #{n}", fn -> batch(seed, n) end)
 
       totals = %{
         batches: totals.batches + 1,
@@ -80,12 +95,12 @@ defmodule McpFramer.Soak do
     end
   end
 
-  defp in_process(fun) do
+  defp in_process(name, fun) do
     {pid, monitor} = spawn_monitor(fn -> exit({:done, fun.()}) end)
 
     receive do
       {:DOWN, ^monitor, :process, ^pid, {:done, result}} -> result
-      {:DOWN, ^monitor, :process, ^pid, reason} -> fail("a batch died: #{inspect(reason)}")
+      {:DOWN, ^monitor, :process, ^pid, reason} -> fail("#{name} died: #{inspect(reason)}")
     end
   end
 
