@@ -122,6 +122,32 @@ defmodule McpFramer.NativeBuildTest do
     assert compile.("checked") == {"checked\n", "checked\nrelease\nchecked\n"}
   end
 
+  # A VM that loaded the library maps its file: written over in place,
+  # the code under it would change. A hard link keeps the old file's
+  # name, so that its bytes can be read after the rebuild.
+  @tag timeout: 300_000
+  test "a rebuilt library replaces the file, leaving the one a running VM maps as it was" do
+    dir = scratch("mcp_framer_replace")
+    project = Path.join(dir, "project")
+    copy_project(project)
+    path = path_with_cargo(dir, ~s(echo "$profile" >))
+    library = Path.join(project, "priv/native/libmcp_framer_nif.so")
+    loaded = Path.join(dir, "loaded.so")
+
+    for profile <- ["checked", "release"] do
+      env = [{"PATH", path}, {"MIX_ENV", "prod"}, {"MCP_FRAMER_CARGO_PROFILE", profile}]
+      {output, status} = System.cmd("mix", ["compile", "--no-deps-check"], cd: project, env: env)
+      assert status == 0, output
+      if profile == "checked", do: File.ln!(library, loaded)
+    end
+
+    assert File.read!(library) == "release\n"
+    assert File.read!(loaded) == "checked\n"
+
+    assert Path.wildcard(Path.join(project, "priv/native/*")) |> Enum.map(&Path.basename/1) ==
+             ["cargo_profile", "libmcp_framer_nif.so"]
+  end
+
   @tag timeout: 300_000
   test "a cargo profile other than release and checked stops the build, named" do
     dir = scratch("mcp_framer_bad_profile")

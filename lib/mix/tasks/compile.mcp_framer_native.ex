@@ -108,8 +108,11 @@ defmodule Mix.Tasks.Compile.McpFramerNative do
 
     case System.cmd(cargo, args, cd: @root, stderr_to_stdout: true, into: IO.stream()) do
       {_, 0} ->
+        # A new file renamed over the old one: a running VM that loaded
+        # the old one maps its file, which must not change under it.
         File.mkdir_p!(Path.dirname(target))
-        File.cp!(Path.join([target_dir, profile, built]), target)
+        File.cp!(Path.join([target_dir, profile, built]), target <> ".new")
+        File.rename!(target <> ".new", target)
         File.write!(profile_record(target), profile <> "\n")
         {:ok, []}
 
