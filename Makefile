@@ -52,6 +52,9 @@ FUZZ_RUSTFLAGS := --cfg fuzzing -Cpasses=sancov-module -Cdebug-assertions -Cover
 
 test: tools rust-tests cross fuzz elixir-tests soak dialyzer
 test: SOAK_SECONDS = 10
+# One at a time, even under make -j: mix test, the soak and Dialyzer
+# share _build and priv/native, where the soak's NIF is another build.
+.NOTPARALLEL:
 
 # $(call install,COMMANDS,PACKAGES): unless all of COMMANDS are on the
 # PATH, installs PACKAGES from Debian's as root, or says what to install

@@ -274,10 +274,17 @@ defmodule Bench do
 
   # Which instruction set McpFramer's string code runs. The NIF ignores an
   # MCP_FRAMER_ISA this CPU lacks, so a misspelt one would measure the
-  # widest under another's name: that stops the run instead.
+  # widest under another's name: that stops the run instead, as does a
+  # NIF built with debug assertions (MCP_FRAMER_CARGO_PROFILE=checked
+  # left in the shell), which is not what anyone ships.
   def instruction_set! do
     {running, available} = McpFramer.Native.instruction_set()
     named = System.get_env("MCP_FRAMER_ISA", "")
+
+    if McpFramer.Native.debug_assertions() do
+      raise "the NIF was built with debug assertions (MCP_FRAMER_CARGO_PROFILE=checked): " <>
+              "unset it and measure the release build"
+    end
 
     if named not in ["", running] do
       raise "MCP_FRAMER_ISA=#{named} names no instruction set this CPU has " <>

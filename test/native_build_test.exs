@@ -148,6 +148,37 @@ defmodule McpFramer.NativeBuildTest do
              ["cargo_profile", "libmcp_framer_nif.so"]
   end
 
+  # Here cargo says it built the library and made none, so the copy fails
+  # after the old library's record was let go.
+  @tag timeout: 300_000
+  test "a build that fails to place its library leaves the one there to be built again" do
+    dir = scratch("mcp_framer_cut_short")
+    project = Path.join(dir, "project")
+    copy_project(project)
+    hour_ago = System.os_time(:second) - 3600
+
+    for file <- Path.wildcard(Path.join(project, "**"), match_dot: true),
+        do: File.touch!(file, hour_ago)
+
+    log = Path.join(dir, "cargo.log")
+    builds = path_with_cargo(dir, ~s(echo "$profile" | tee -a "#{log}" >))
+
+    places_nothing =
+      path_with_cargo(Path.join(dir, "nothing"), ~s(echo "$profile" >> "#{log}"; rm -f))
+
+    compile = fn path, profile ->
+      env = [{"PATH", path}, {"MIX_ENV", "prod"}, {"MCP_FRAMER_CARGO_PROFILE", profile}]
+      {_output, status} = System.cmd("mix", ["compile", "--no-deps-check"], cd: project, env: env)
+      status
+    end
+
+    assert compile.(builds, "release") == 0
+    File.rm_rf!(Path.join(project, "target"))
+    assert compile.(places_nothing, "checked") != 0
+    assert compile.(builds, "release") == 0
+    assert File.read!(log) == "release\nchecked\nrelease\n"
+  end
+
   @tag timeout: 300_000
   test "a cargo profile other than release and checked stops the build, named" do
     dir = scratch("mcp_framer_bad_profile")

@@ -55,6 +55,8 @@ defmodule McpFramer.Soak do
       do: fail("MCP_FRAMER_CARGO_PROFILE=checked, but the NIF has no debug assertions")
 
     seed = Seed.seed("SOAK_SEED")
+    # First, for a failure that takes the VM down with it.
+    IO.puts("soak: SOAK_SEED=#{seed}, the NIF #{with_checks(checked?)} debug assertions")
     make_known_atoms()
     start = settled_binary_memory()
     deadline = System.monotonic_time(:millisecond) + 1000 * seconds
@@ -66,7 +68,7 @@ defmodule McpFramer.Soak do
         "#{totals.messages} messages (#{div(totals.bytes, @mib)} MiB), " <>
         "#{totals.failures} failures; binary memory #{start} bytes at the start, " <>
         "#{finish} at the end; #{if jason?(), do: "the oracles checked against Jason", else: "Jason not on the code path"}; " <>
-        "the NIF #{if checked?, do: "with", else: "without"} debug assertions"
+        "the NIF #{with_checks(checked?)} debug assertions"
     )
 
     cond do
@@ -338,6 +340,9 @@ defmodule McpFramer.Soak do
     for pid <- Process.list(), do: :erlang.garbage_collect(pid)
     :erlang.memory(:binary)
   end
+
+  defp with_checks(true), do: "with"
+  defp with_checks(false), do: "without"
 
   defp fail(message) do
     IO.puts("soak: #{message}")

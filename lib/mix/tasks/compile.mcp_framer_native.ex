@@ -108,11 +108,16 @@ defmodule Mix.Tasks.Compile.McpFramerNative do
 
     case System.cmd(cargo, args, cd: @root, stderr_to_stdout: true, into: IO.stream()) do
       {_, 0} ->
-        # A new file renamed over the old one: a running VM that loaded
-        # the old one maps its file, which must not change under it.
+        # A new file renamed over the old one: a VM that loaded the old
+        # one maps its file, which must not change under it. (On Windows
+        # a loaded DLL cannot be replaced at all.) Until the record names
+        # the new profile, it names none, so that a build cut short
+        # between the two is built again.
         File.mkdir_p!(Path.dirname(target))
-        File.cp!(Path.join([target_dir, profile, built]), target <> ".new")
-        File.rename!(target <> ".new", target)
+        File.write!(profile_record(target), "building\n")
+        new = "#{target}.#{System.pid()}"
+        File.cp!(Path.join([target_dir, profile, built]), new)
+        File.rename!(new, target)
         File.write!(profile_record(target), profile <> "\n")
         {:ok, []}
 
