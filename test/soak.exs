@@ -56,7 +56,13 @@ defmodule McpFramer.Soak do
 
     seed = Seed.seed("SOAK_SEED")
     # First, for a failure that takes the VM down with it.
-    IO.puts("soak: SOAK_SEED=#{seed}, the NIF #{with_checks(checked?)} debug assertions")
+    {isa, _} = McpFramer.Native.instruction_set()
+
+    IO.puts(
+      "soak: SOAK_SEED=#{seed}, the NIF #{with_checks(checked?)} debug assertions, " <>
+        "instruction set #{isa}"
+    )
+
     make_known_atoms()
     start = settled_binary_memory()
     deadline = System.monotonic_time(:millisecond) + 1000 * seconds
