@@ -7,7 +7,8 @@
 # beside a plain one, and each message decoded by McpFramer.JSON too. Every
 # item and result must agree with the oracle (test/support/json.ex), and
 # the framers with each other. Each term decoded is encoded again, in a
-# random escape and map mode, and must give the encoding oracle's text
+# random escape and map mode, as a binary, as iodata or as a line, and
+# must give the encoding oracle's text
 # (test/support/encode_oracle.ex). A batch runs in a process of its own, so
 # that its garbage goes with it; at the end the VM must be alive and hold
 # no more binary memory than it did at the start.
@@ -199,15 +200,19 @@ defmodule McpFramer.Soak do
   end
 
   # A decoded term encoded again by McpFramer.JSON in a random escape and
-  # map mode: nil if it writes the encoding oracle's text, and the oracle
-  # Jason's, when Jason is there; else what differs.
+  # map mode, as a binary, as iodata (whose long plain strings are the
+  # term's own binaries) or as a line: nil if it writes the encoding
+  # oracle's text, and the oracle Jason's, when Jason is there; else what
+  # differs.
   defp encoding_differs({:ok, term}) do
     opts = [escape: Enum.random(@escapes), maps: Enum.random([:naive, :strict])]
     expected = written(TestEncoder.encode(term, opts))
+    form = Enum.random([:encode, :encode_to_iodata, :encode_line])
+    {text, wanted} = encoded(form, term, opts, expected)
 
     cond do
-      written(McpFramer.JSON.encode(term, opts)) != expected ->
-        "encoding with #{inspect(opts)} differs"
+      text != wanted ->
+        "#{form} with #{inspect(opts)} differs"
 
       jason?() and written(apply(@jason, :encode, [term, opts])) != expected ->
         "the encoding oracle differs from Jason with #{inspect(opts)}"
@@ -218,6 +223,14 @@ defmodule McpFramer.Soak do
   end
 
   defp encoding_differs(_not_decoded), do: nil
+
+  # What encoding in `form` gave, as a binary, and what it should give.
+  defp encoded(form, term, opts, expected) do
+    text = written(apply(McpFramer.JSON, form, [term, opts]))
+    text = if is_list(text), do: IO.iodata_to_binary(text), else: text
+    line? = form == :encode_line and is_binary(expected)
+    {text, if(line?, do: expected <> "\n", else: expected)}
+  end
 
   defp written({:ok, text}), do: text
   defp written({:error, _}), do: :error
