@@ -8,10 +8,10 @@
 # item and result must agree with the oracle (test/support/json.ex), and
 # the framers with each other. Each term decoded is encoded again, in a
 # random escape and map mode, as a binary, as iodata or as a line, and
-# must give the encoding oracle's text
-# (test/support/encode_oracle.ex). A batch runs in a process of its own, so
-# that its garbage goes with it; at the end the VM must be alive and hold
-# no more binary memory than it did at the start.
+# must give the encoding oracle's text (test/support/encode_oracle.ex).
+# A batch runs in a process of its own, so that its garbage goes with it;
+# at the end the VM must be alive and hold no more binary memory than it
+# did at the start.
 #
 # SOAK_SEED=n replays a run: a failure prints the seed, its batch and the
 # message.
