@@ -92,34 +92,25 @@ defmodule McpFramer.NativeBuildTest do
   @tag timeout: 300_000
   test "a library built under another cargo profile is rebuilt, one built under the same is not" do
     dir = scratch("mcp_framer_profile")
-    project = Path.join(dir, "project")
-    copy_project(project)
-    # An hour old: a source as new as the library (to the second) is
-    # taken as newer.
-    hour_ago = System.os_time(:second) - 3600
-
-    for file <- Path.wildcard(Path.join(project, "**"), match_dot: true),
-        do: File.touch!(file, hour_ago)
-
+    project = aged_copy(dir)
     log = Path.join(dir, "cargo.log")
     path = path_with_cargo(dir, ~s(echo "$profile" | tee -a "#{log}" >))
     library = Path.join(project, "priv/native/libmcp_framer_nif.so")
 
-    compile = fn profile ->
-      env = [{"PATH", path}, {"MIX_ENV", "prod"}, {"MCP_FRAMER_CARGO_PROFILE", profile}]
-      {output, status} = System.cmd("mix", ["compile", "--no-deps-check"], cd: project, env: env)
+    compiled = fn profile ->
+      {output, status} = compile(project, path, profile)
       assert status == 0, output
       {File.read!(library), File.read!(log)}
     end
 
-    assert compile.("checked") == {"checked\n", "checked\n"}
-    assert compile.("checked") == {"checked\n", "checked\n"}
-    assert compile.(nil) == {"release\n", "checked\nrelease\n"}
-    assert compile.("release") == {"release\n", "checked\nrelease\n"}
+    assert compiled.("checked") == {"checked\n", "checked\n"}
+    assert compiled.("checked") == {"checked\n", "checked\n"}
+    assert compiled.(nil) == {"release\n", "checked\nrelease\n"}
+    assert compiled.("release") == {"release\n", "checked\nrelease\n"}
     # A library with no profile recorded (.ci/arm places one) is release's.
     File.rm!(Path.join(project, "priv/native/cargo_profile"))
-    assert compile.(nil) == {"release\n", "checked\nrelease\n"}
-    assert compile.("checked") == {"checked\n", "checked\nrelease\nchecked\n"}
+    assert compiled.(nil) == {"release\n", "checked\nrelease\n"}
+    assert compiled.("checked") == {"checked\n", "checked\nrelease\nchecked\n"}
   end
 
   # A VM that loaded the library maps its file: written over in place,
@@ -128,18 +119,14 @@ defmodule McpFramer.NativeBuildTest do
   @tag timeout: 300_000
   test "a rebuilt library replaces the file, leaving the one a running VM maps as it was" do
     dir = scratch("mcp_framer_replace")
-    project = Path.join(dir, "project")
-    copy_project(project)
+    project = aged_copy(dir)
     path = path_with_cargo(dir, ~s(echo "$profile" >))
     library = Path.join(project, "priv/native/libmcp_framer_nif.so")
     loaded = Path.join(dir, "loaded.so")
 
-    for profile <- ["checked", "release"] do
-      env = [{"PATH", path}, {"MIX_ENV", "prod"}, {"MCP_FRAMER_CARGO_PROFILE", profile}]
-      {output, status} = System.cmd("mix", ["compile", "--no-deps-check"], cd: project, env: env)
-      assert status == 0, output
-      if profile == "checked", do: File.ln!(library, loaded)
-    end
+    assert {_, 0} = compile(project, path, "checked")
+    File.ln!(library, loaded)
+    assert {_, 0} = compile(project, path, "release")
 
     assert File.read!(library) == "release\n"
     assert File.read!(loaded) == "checked\n"
@@ -153,51 +140,26 @@ defmodule McpFramer.NativeBuildTest do
   @tag timeout: 300_000
   test "a build that fails to place its library leaves the one there to be built again" do
     dir = scratch("mcp_framer_cut_short")
-    project = Path.join(dir, "project")
-    copy_project(project)
-    hour_ago = System.os_time(:second) - 3600
-
-    for file <- Path.wildcard(Path.join(project, "**"), match_dot: true),
-        do: File.touch!(file, hour_ago)
-
+    project = aged_copy(dir)
     log = Path.join(dir, "cargo.log")
     builds = path_with_cargo(dir, ~s(echo "$profile" | tee -a "#{log}" >))
 
     places_nothing =
       path_with_cargo(Path.join(dir, "nothing"), ~s(echo "$profile" >> "#{log}"; rm -f))
 
-    compile = fn path, profile ->
-      env = [{"PATH", path}, {"MIX_ENV", "prod"}, {"MCP_FRAMER_CARGO_PROFILE", profile}]
-      {_output, status} = System.cmd("mix", ["compile", "--no-deps-check"], cd: project, env: env)
-      status
-    end
-
-    assert compile.(builds, "release") == 0
+    assert {_, 0} = compile(project, builds, "release")
     File.rm_rf!(Path.join(project, "target"))
-    assert compile.(places_nothing, "checked") != 0
-    assert compile.(builds, "release") == 0
+    assert {_, status} = compile(project, places_nothing, "checked")
+    assert status != 0
+    assert {_, 0} = compile(project, builds, "release")
     assert File.read!(log) == "release\nchecked\nrelease\n"
   end
 
   @tag timeout: 300_000
   test "a cargo profile other than release and checked stops the build, named" do
     dir = scratch("mcp_framer_bad_profile")
-    project = Path.join(dir, "project")
-    copy_project(project)
-
-    env = [
-      {"PATH", path_with_cargo(dir, "echo built >")},
-      {"MIX_ENV", "prod"},
-      {"MCP_FRAMER_CARGO_PROFILE", "dev"}
-    ]
-
-    {output, status} =
-      System.cmd("mix", ["compile", "--no-deps-check"],
-        cd: project,
-        env: env,
-        stderr_to_stdout: true
-      )
-
+    project = aged_copy(dir)
+    {output, status} = compile(project, path_with_cargo(dir, "echo built >"), "dev")
     assert status != 0
     assert output =~ ~s(MCP_FRAMER_CARGO_PROFILE is "dev"; it must be release or checked)
     refute File.exists?(Path.join(project, "priv/native/libmcp_framer_nif.so"))
@@ -223,6 +185,31 @@ defmodule McpFramer.NativeBuildTest do
     for file <- ~w(mix.exs lib native Cargo.toml Cargo.lock .formatter.exs) do
       File.cp_r!(Path.join(@root, file), Path.join(to, file))
     end
+  end
+
+  # A copy of the project in `dir`, every file an hour old: a source as
+  # new as the library (to the second) is taken as newer.
+  defp aged_copy(dir) do
+    project = Path.join(dir, "project")
+    copy_project(project)
+    hour_ago = System.os_time(:second) - 3600
+
+    for file <- Path.wildcard(Path.join(project, "**"), match_dot: true),
+        do: File.touch!(file, hour_ago)
+
+    project
+  end
+
+  # `mix compile` in `project`, with `path` as the PATH and
+  # MCP_FRAMER_CARGO_PROFILE set to `profile` (nil leaves it unset).
+  defp compile(project, path, profile) do
+    env = [{"PATH", path}, {"MIX_ENV", "prod"}, {"MCP_FRAMER_CARGO_PROFILE", profile}]
+
+    System.cmd("mix", ["compile", "--no-deps-check"],
+      cd: project,
+      env: env,
+      stderr_to_stdout: true
+    )
   end
 
   # The PATH with a stand-in for cargo first: it makes the library where
