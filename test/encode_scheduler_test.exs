@@ -13,6 +13,8 @@ defmodule McpFramer.EncodeSchedulerTest do
   alias McpFramer.JSON.Formatter
 
   @moduletag timeout: 600_000
+  # Timing of the release build: left out of the checked run (Makefile).
+  @moduletag :scheduling
   @mib 1024 * 1024
 
   # {name, term, options}, made anew for each try.

@@ -11,6 +11,9 @@ defmodule McpFramer.LongSchedulesTest do
 
   import McpFramer.LongSchedules, only: [long_schedules: 1, stalls_on_every_try: 2]
 
+  # The scheduler tests' watch: left out of the checked run with them.
+  @moduletag :scheduling
+
   alias McpFramer.Hold
 
   test "a call that holds its scheduler is reported as a stall" do

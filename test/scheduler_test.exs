@@ -12,6 +12,8 @@ defmodule McpFramer.SchedulerTest do
   alias McpFramer.Chunks
 
   @moduletag timeout: 300_000
+  # Timing of the release build: left out of the checked run (Makefile).
+  @moduletag :scheduling
 
   @mib 1024 * 1024
 
