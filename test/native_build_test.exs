@@ -165,7 +165,8 @@ defmodule McpFramer.NativeBuildTest do
     refute File.exists?(Path.join(project, "priv/native/libmcp_framer_nif.so"))
   end
 
-  # make soak sets MCP_FRAMER_CARGO_PROFILE=checked; mix test does not.
+  # make test's second run of the suite and make soak set
+  # MCP_FRAMER_CARGO_PROFILE=checked; its first run does not.
   test "the NIF loaded has debug assertions exactly when built under the checked profile" do
     checked? = System.get_env("MCP_FRAMER_CARGO_PROFILE") == "checked"
     assert McpFramer.Native.debug_assertions() == checked?
