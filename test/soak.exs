@@ -4,7 +4,8 @@
 # Each batch is a stream of mutated MCP messages (bit flips, truncations,
 # splices, deep nesting, huge numbers and strings) with random decoding
 # options, fed in random cuts, Port reads among them, to a decoding framer
-# beside a plain one, and each message decoded by McpFramer.JSON too. Every
+# beside a plain one (one batch in ten has a message of several MiB, in
+# chunks of up to 16 MiB), and each message decoded by McpFramer.JSON too. Every
 # item and result must agree with the oracle (test/support/json.ex), and
 # the framers with each other. Each term decoded is encoded again, in a
 # random escape and map mode, as a binary, as iodata or as a line, and
@@ -67,11 +68,12 @@ defmodule McpFramer.Soak do
     make_known_atoms()
     start = settled_binary_memory()
     deadline = System.monotonic_time(:millisecond) + 1000 * seconds
-    totals = run(seed, 1, deadline, %{batches: 0, messages: 0, bytes: 0, failures: 0})
+    totals = run(seed, 1, deadline, %{batches: 0, large: 0, messages: 0, bytes: 0, failures: 0})
     finish = settled_binary_memory()
 
     IO.puts(
-      "soak: #{seconds} s, SOAK_SEED=#{seed}: #{totals.batches} batches, " <>
+      "soak: #{seconds} s, SOAK_SEED=#{seed}: #{totals.batches} batches " <>
+        "(#{totals.large} of them large), " <>
         "#{totals.messages} messages (#{div(totals.bytes, @mib)} MiB), " <>
         "#{totals.failures} failures; binary memory #{start} bytes at the start, " <>
         "#{finish} at the end; #{if jason?(), do: "the oracles checked against Jason", else: "Jason not on the code path"}; " <>
@@ -95,6 +97,7 @@ defmodule McpFramer.Soak do
 
       totals = %{
         batches: totals.batches + 1,
+        large: totals.large + if(large_batch?(seed, n), do: 1, else: 0),
         messages: totals.messages + messages,
         bytes: totals.bytes + bytes,
         failures: totals.failures + failures
@@ -117,8 +120,7 @@ defmodule McpFramer.Soak do
   defp batch(seed, n) do
     where = Seed.case!("SOAK_SEED", seed, n, 1)
     opts = atoms_within_bounds(random_options()) ++ cap()
-    lines = for _ <- 1..:rand.uniform(30), do: hostile_line()
-    chunks = if :rand.uniform(4) == 1, do: Chunks.port(joined(lines)), else: cut(lines, scale())
+    chunks = if large_batch?(seed, n), do: large_traffic(), else: traffic()
     plain = McpFramer.new(Keyword.take(opts, [:max_message_bytes]))
     decoding = McpFramer.new([decode: :json] ++ opts)
 
@@ -141,6 +143,27 @@ defmodule McpFramer.Soak do
       end)
 
     counts
+  end
+
+  # Up to 30 lines, cut at random or into Port reads.
+  defp traffic do
+    lines = for _ <- 1..:rand.uniform(30), do: hostile_line()
+    if :rand.uniform(4) == 1, do: Chunks.port(joined(lines)), else: cut(lines, scale())
+  end
+
+  # One batch in 10 is what the scheduler tests feed, which `make test`
+  # runs with the release build only: a message of 2 or 6 MiB among a few
+  # others, in chunks of up to 16 MiB. A chunk over 4 MiB is framed on a
+  # dirty scheduler (timeslice.rs's NORMAL_CHUNK_MAX), a message over
+  # 1 MiB is decoded on one (DECODE_NORMAL_MAX), and a long message cut
+  # in several chunks is put together from held pieces, 256 KiB a call
+  # (COPY_SLICE). Decided by the seed alone, so that the run can count them.
+  defp large_batch?(seed, n), do: :erlang.phash2({seed, n}, 10) == 0
+
+  defp large_traffic do
+    large = hostile(large_line(Enum.random([2 * @mib, 6 * @mib])))
+    lines = Enum.shuffle([large | for(_ <- 1..:rand.uniform(8), do: hostile_line())])
+    cut(lines, Enum.random([8 * @mib, 16 * @mib]))
   end
 
   defp fed({:ok, items, framer}), do: {:ok, items, framer}
@@ -249,12 +272,13 @@ defmodule McpFramer.Soak do
   # A line a server might send: an MCP message or JSON of any kind, most
   # often mutated.
   defp hostile_line do
-    line =
-      case :rand.uniform(40) do
-        1 -> large_line(Enum.random([64 * @kib, 512 * @kib]))
-        _ -> line()
-      end
+    case :rand.uniform(40) do
+      1 -> hostile(large_line(Enum.random([64 * @kib, 512 * @kib])))
+      _ -> hostile(line())
+    end
+  end
 
+  defp hostile(line) do
     line
     |> mutate(:rand.uniform(3) - 1)
     |> :binary.replace("\n", " ", [:global])
