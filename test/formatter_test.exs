@@ -5,7 +5,7 @@ defmodule McpFramer.FormatterTest do
   # one record after another.
   use ExUnit.Case, async: true
 
-  alias McpFramer.{EncodeTerms, JSON}
+  alias McpFramer.{EncodeTerms, JSON, TestFormatter}
   alias McpFramer.JSON.Formatter
 
   doctest Formatter
@@ -110,59 +110,12 @@ defmodule McpFramer.FormatterTest do
     for _ <- 1..1000 do
       bytes = for _ <- 1..:rand.uniform(40), into: "", do: Enum.random(pieces)
       opts = [indent: "\t", record_separator: "|", after_colon: "_"]
-      assert Formatter.pretty_print(bytes, opts) == reference(bytes, {"\t", "\n", "|", "_"})
-      assert Formatter.minimize(bytes) == reference(bytes, {"", "", "\n", ""})
+
+      assert Formatter.pretty_print(bytes, opts) ==
+               TestFormatter.lay_out(bytes, {"\t", "\n", "|", "_"})
+
+      assert Formatter.minimize(bytes) == TestFormatter.lay_out(bytes, {"", "", "\n", ""})
     end
-  end
-
-  # `bytes` laid out a byte at a time by Jason.Formatter's rules (1.4.5),
-  # written out from its source, for any bytes: a stray closing bracket
-  # takes the depth below 0, where Jason's raises if it must indent a
-  # line; here such a line has no indent.
-  defp reference(bytes, {indent, line, record, colon}) do
-    new_line = fn depth -> [line, List.duplicate(indent, max(depth, 0))] end
-
-    # {output, depth, empty, in a string, after a backslash in one}
-    {out, _, _, _, _} =
-      for <<byte <- bytes>>, reduce: {[], :first, false, false, false} do
-        {out, depth, empty, true, escaped} ->
-          {[out, byte], depth, empty, escaped or byte != ?", not escaped and byte == ?\\}
-
-        {out, depth, empty, false, _} ->
-          level = if depth == :first, do: 0, else: depth
-
-          case byte do
-            _ when byte in ~c" \n\r\t" ->
-              {out, depth, empty, false, false}
-
-            _ when byte in ~c"[{" ->
-              before =
-                cond do
-                  depth == :first -> []
-                  depth == 0 -> record
-                  empty -> new_line.(level)
-                  true -> []
-                end
-
-              {[out, before, byte], level + 1, true, false, false}
-
-            _ when byte in ~c"]}" ->
-              before = if empty, do: [], else: new_line.(level - 1)
-              {[out, before, byte], level - 1, false, false, false}
-
-            ?, ->
-              {[out, ?,, new_line.(level)], depth, false, false, false}
-
-            ?: ->
-              {[out, ?:, colon], depth, empty, false, false}
-
-            _ ->
-              before = if empty, do: new_line.(level), else: []
-              {[out, before, byte], depth, false, byte == ?", false}
-          end
-      end
-
-    IO.iodata_to_binary(out)
   end
 
   test "an unknown option given twice is named once" do

@@ -8,8 +8,11 @@
 # chunks of up to 16 MiB), and each message decoded by McpFramer.JSON too. Every
 # item and result must agree with the oracle (test/support/json.ex), and
 # the framers with each other. Each term decoded is encoded again, in a
-# random escape and map mode, as a binary, as iodata or as a line, and
-# must give the encoding oracle's text (test/support/encode_oracle.ex).
+# random escape and map mode, as a binary, as iodata or as a line, or
+# laid out with a random `pretty:`, and must give the encoding oracle's
+# text (test/support/encode_oracle.ex), laid out by the formatter oracle
+# (test/support/formatter_oracle.ex); each message decoded is laid out
+# and minimized by McpFramer.JSON.Formatter, as that oracle does it.
 # A batch runs in a process of its own, so that its garbage goes with it;
 # at the end the VM must be alive and hold no more binary memory than it
 # did at the start.
@@ -26,8 +29,8 @@
 #
 # With Jason itself on the code path (it is on no registry here; built
 # outside the repository, as for make bench), the oracle is held to it
-# too, message by message, with the options Jason has, and so is the
-# encoding oracle:
+# too, message by message, with the options Jason has, and so are the
+# encoding and formatter oracles:
 #
 #   MIX_ENV=test elixir -pa <Jason's ebin> -S mix run test/soak.exs 600
 
@@ -35,10 +38,12 @@ defmodule McpFramer.Soak do
   import McpFramer.Agreement
   import McpFramer.JSONDocuments
 
-  alias McpFramer.{Chunks, DecodeError, Seed, TestEncoder, TestJSON}
+  alias McpFramer.{Chunks, DecodeError, Seed, TestEncoder, TestFormatter, TestJSON}
+  alias McpFramer.JSON.Formatter
 
   # Called through apply/3: the repository does not depend on Jason.
   @jason Jason
+  @jason_formatter Jason.Formatter
 
   @kib 1024
   @mib 1024 * 1024
@@ -48,6 +53,20 @@ defmodule McpFramer.Soak do
   @binary_slack 256 * @kib
 
   @escapes [:json, :unicode_safe, :javascript_safe, :html_safe]
+
+  # What `pretty:` may be, and the formatter's options (`true` as []):
+  # the defaults, each separator changed, iodata and empty ones.
+  @layouts [
+    true,
+    [indent: "\t"],
+    [indent: "    ", line_separator: "\r\n"],
+    [indent: ["-", ?>], after_colon: ""],
+    [indent: "", line_separator: "", after_colon: ""]
+  ]
+
+  # A layout costs the square of the nesting: deeper terms and texts are
+  # not laid out (the scheduler tests lay out deep ones).
+  @layout_depth 64
 
   def main([seconds]) do
     seconds = String.to_integer(seconds)
@@ -213,7 +232,7 @@ defmodule McpFramer.Soak do
           not agrees?(message, item, framed) -> "a framer's item differs"
           not agrees?(message, decoded(message, json_opts), direct) -> "McpFramer.JSON differs"
           jason_differs -> jason_differs
-          true -> encoding_differs(direct)
+          true -> encoding_differs(direct) || layout_differs(message, direct)
         end
 
       if differs,
@@ -229,8 +248,8 @@ defmodule McpFramer.Soak do
   # differs.
   defp encoding_differs({:ok, term}) do
     opts = [escape: Enum.random(@escapes), maps: Enum.random([:naive, :strict])]
-    expected = written(TestEncoder.encode(term, opts))
-    form = Enum.random([:encode, :encode_to_iodata, :encode_line])
+    compact = written(TestEncoder.encode(term, opts))
+    {form, opts, expected} = encoding(term, opts, compact)
     {text, wanted} = encoded(form, term, opts, expected)
 
     cond do
@@ -246,6 +265,62 @@ defmodule McpFramer.Soak do
   end
 
   defp encoding_differs(_not_decoded), do: nil
+
+  # One term in four that is not deep is laid out with a random `pretty:`,
+  # which a line refuses; the rest go in any form.
+  defp encoding(term, opts, compact) do
+    if :rand.uniform(4) == 1 and within_depth?(term, @layout_depth) do
+      layout = Enum.random(@layouts)
+      expected = if compact == :error, do: :error, else: laid_out(compact, layout)
+      {Enum.random([:encode, :encode_to_iodata]), opts ++ [pretty: layout], expected}
+    else
+      {Enum.random([:encode, :encode_to_iodata, :encode_line]), opts, compact}
+    end
+  end
+
+  defp laid_out(text, layout),
+    do: TestFormatter.lay_out(text, TestFormatter.separators(formatter_options(layout)))
+
+  defp formatter_options(true), do: []
+  defp formatter_options(options), do: options
+
+  # A message that decoded and is not deep, laid out by McpFramer.JSON.Formatter
+  # in a random layout and minimized: nil if both are the formatter
+  # oracle's, and Jason.Formatter's, when Jason is there; else what differs.
+  defp layout_differs(message, {:ok, term}) do
+    if within_depth?(term, @layout_depth) do
+      layout = formatter_options(Enum.random(@layouts))
+
+      expected =
+        {TestFormatter.lay_out(message, TestFormatter.separators(layout)),
+         TestFormatter.lay_out(message, {"", "", "\n", ""})}
+
+      cond do
+        {Formatter.pretty_print(message, layout), Formatter.minimize(message)} != expected ->
+          "McpFramer.JSON.Formatter differs with #{inspect(layout)}"
+
+        jason?() and
+            {apply(@jason_formatter, :pretty_print, [message, layout]),
+             apply(@jason_formatter, :minimize, [message])} != expected ->
+          "the formatter oracle differs from Jason.Formatter with #{inspect(layout)}"
+
+        true ->
+          nil
+      end
+    end
+  end
+
+  defp layout_differs(_message, _not_decoded), do: nil
+
+  defp within_depth?(_term, 0), do: false
+
+  defp within_depth?(map, levels) when is_map(map),
+    do: Enum.all?(map, fn {_key, value} -> within_depth?(value, levels - 1) end)
+
+  defp within_depth?(list, levels) when is_list(list),
+    do: Enum.all?(list, &within_depth?(&1, levels - 1))
+
+  defp within_depth?(_scalar, _levels), do: true
 
   # What encoding in `form` gave, as a binary, and what it should give.
   defp encoded(form, term, opts, expected) do
