@@ -389,6 +389,19 @@ defmodule McpFramer.EncodeTest do
       assert_raise FunctionClauseError, fn -> JSON.encode(["x", broken]) end
     end
 
+    test "an error before a calendar struct whose to_iso8601/1 raises is returned, as Jason returns it first" do
+      broken = Map.new([{:__struct__, Date}])
+      assert error([{1}, broken]).value == {1}
+      assert error([~D[2026-12-06], {1}, broken]).value == {1}
+      assert error(%{1.5 => {1}, "z" => broken}).value == {1}
+      assert error(%{{:a} => broken}).value == {:a}
+      assert_raise FunctionClauseError, fn -> JSON.encode([broken, {1}]) end
+
+      assert_raise FunctionClauseError, fn ->
+        JSON.encode_to_iodata(%{1.5 => broken, "z" => {1}})
+      end
+    end
+
     test "a map whose __struct__ is not an atom is a map, as in Jason" do
       map = %{:__struct__ => "x", :a => 1}
       pairs = Enum.map_join(map, ",", fn {k, v} -> ~s("#{k}":#{inspect(v)}) end)

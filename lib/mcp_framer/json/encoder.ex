@@ -167,10 +167,10 @@ defmodule McpFramer.JSON.Encoder do
     case run(term, flags, nil) do
       :convert ->
         tag = make_ref()
-        result(run(convert(term, tag), flags, tag))
+        result(run(convert(term, tag), flags, tag), tag)
 
       reply ->
-        result(reply)
+        result(reply, nil)
     end
   end
 
@@ -198,8 +198,15 @@ defmodule McpFramer.JSON.Encoder do
     run.(term, flags, tag)
   end
 
-  defp result({:ok, _} = ok), do: ok
-  defp result({:error, reason}), do: {:error, EncodeError.exception(reason)}
+  defp result({:ok, _} = ok, _tag), do: ok
+
+  # The first error in the text is a calendar struct whose to_iso8601/1
+  # raised while the term was converted: raised here, as Jason raises it.
+  defp result({:error, {:unsupported, {tag, :raised, {kind, reason, stacktrace}}}}, tag)
+       when is_reference(tag),
+       do: :erlang.raise(kind, reason, stacktrace)
+
+  defp result({:error, reason}, _tag), do: {:error, EncodeError.exception(reason)}
 
   # Options are packed once, here, into the integer the NIF takes, but for
   # the form, and `:pretty`, which is laid out after. Known options are
@@ -272,10 +279,12 @@ defmodule McpFramer.JSON.Encoder do
   # call of `:maps.from_list/1`, which held a scheduler 3-8 ms on 200,000
   # pairs. Lists are reversed by McpFramer.Preempted. What cannot be
   # turned is left as it is, for the NIF to report in its place in the
-  # text.
+  # text; a calendar struct whose to_iso8601/1 raises stands as
+  # {tag, :raised, what it raised}, which the NIF reports as a tuple, so
+  # that it is raised only if no error comes before it.
   @doc false
   @spec convert(term(), reference()) :: term()
-  def convert(%module{} = struct, _tag) when module in @calendar, do: module.to_iso8601(struct)
+  def convert(%module{} = struct, tag) when module in @calendar, do: iso8601(module, struct, tag)
   def convert(%_{} = struct, _tag), do: struct
 
   def convert(map, tag) when is_map(map) do
@@ -300,6 +309,12 @@ defmodule McpFramer.JSON.Encoder do
 
   # An improper list keeps its tail, which the NIF reports.
   defp convert_list(tail, _tag, acc), do: Preempted.reverse(acc, tail)
+
+  defp iso8601(module, struct, tag) do
+    module.to_iso8601(struct)
+  catch
+    kind, reason -> {tag, :raised, {kind, reason, __STACKTRACE__}}
+  end
 
   defp native_key?(key), do: is_binary(key) or is_atom(key) or is_integer(key)
 
