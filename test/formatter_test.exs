@@ -97,6 +97,12 @@ defmodule McpFramer.FormatterTest do
     assert Formatter.minimize("[1] [2]", opts) == "[1]a[2]"
   end
 
+  test "minimize/2 does not read the options it does not use, as Jason's does not" do
+    opts = [indent: 5, line_separator: :x, record_separator: "a", record_separator: 5]
+    assert Formatter.minimize("[1] [2]", opts) == "[1]a[2]"
+    assert_raise ArgumentError, fn -> Formatter.minimize("[1] [2]", record_separator: 5) end
+  end
+
   test "a closing bracket with no opener is laid out as Jason lays it out" do
     # Below level 0 an opener starts no record, and a line has no indent.
     assert Formatter.minimize("[1]][2]") == "[1]][2]"

@@ -59,9 +59,9 @@ defmodule McpFramer.JSON do
 
   `encode/2`, `encode!/2`, `encode_to_iodata/2` and `encode_to_iodata!/2`
   write a term as `Jason.encode/2` (1.4.5) does, byte for byte, with its
-  `:escape` and `:maps` options; `encode_line/2` and `encode_line!/2`
-  give the iodata of a message to write to a Port or stdout, its newline
-  included. What each term becomes, the errors, the memory the iodata
+  `:escape`, `:maps` and `:pretty` options; `encode_line/2` and
+  `encode_line!/2` give the iodata of a message to write to a Port or
+  stdout, its newline included (a line cannot be `pretty:`). What each term becomes, the errors, the memory the iodata
   keeps and the schedulers: `McpFramer.JSON.Encoder`.
 
       iex> McpFramer.JSON.encode!(%{"jsonrpc" => "2.0", "id" => 1, "result" => %{}})
@@ -260,7 +260,7 @@ defmodule McpFramer.JSON do
   @doc """
   Encodes `term` as JSON text, as `Jason.encode/2` does: `{:ok, binary}`
   or `{:error, %McpFramer.EncodeError{}}`. Options: `:escape`, `:maps`
-  (see `McpFramer.JSON.Encoder`).
+  and `:pretty` (see `McpFramer.JSON.Encoder`).
   """
   @spec encode(term(), [Encoder.option()]) ::
           {:ok, binary()} | {:error, McpFramer.EncodeError.t()}

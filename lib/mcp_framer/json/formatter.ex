@@ -64,9 +64,11 @@ defmodule McpFramer.JSON.Formatter do
   object at the top level but the first after `:record_separator`
   (iodata, `"\\n"` by default). As in Jason, it takes the options of
   `pretty_print/2`, uses only the first `:record_separator`, and lays
-  out no lines; unlike Jason's, it raises on any other option, and on a
-  separator that is not iodata, where Jason's ignores the one and fails
-  on the other only when the text is written out.
+  out no lines, so the values of the other options and of a repeated
+  `:record_separator` are not read. Unlike Jason's, it raises on an
+  option of another name, and on a first `:record_separator` that is not
+  iodata, where Jason's ignores the one and fails on the other only when
+  the text is written out.
   """
   @spec minimize(iodata(), opts()) :: binary()
   def minimize(input, opts \\ []) do
