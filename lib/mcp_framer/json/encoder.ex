@@ -84,7 +84,8 @@ defmodule McpFramer.JSON.Encoder do
       `FunctionClauseError`).
 
   As in Jason, a `Date`, `Time`, `NaiveDateTime` or `DateTime` struct
-  made by hand without its fields raises what its `to_iso8601/1` raises.
+  made by hand without its fields raises what its `to_iso8601/1` raises,
+  unless an error comes before it in the text.
 
   Jason's `EncodeError` has one field, `message`; McpFramer's has it
   too, beside `reason`, `value` and `byte` (`McpFramer.EncodeError`).
