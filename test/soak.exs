@@ -11,8 +11,9 @@
 # random escape and map mode, as a binary, as iodata or as a line, or
 # laid out with a random `pretty:`, and must give the encoding oracle's
 # text (test/support/encode_oracle.ex), laid out by the formatter oracle
-# (test/support/formatter_oracle.ex); each message decoded is laid out
-# and minimized by McpFramer.JSON.Formatter, as that oracle does it.
+# (test/support/formatter_oracle.ex); each message that decoded, and
+# each short one that did not, is laid out and minimized by
+# McpFramer.JSON.Formatter, as that oracle does it.
 # A batch runs in a process of its own, so that its garbage goes with it;
 # at the end the VM must be alive and hold no more binary memory than it
 # did at the start.
@@ -284,11 +285,12 @@ defmodule McpFramer.Soak do
   defp formatter_options(true), do: []
   defp formatter_options(options), do: options
 
-  # A message that decoded and is not deep, laid out by McpFramer.JSON.Formatter
-  # in a random layout and minimized: nil if both are the formatter
-  # oracle's, and Jason.Formatter's, when Jason is there; else what differs.
-  defp layout_differs(message, {:ok, term}) do
-    if within_depth?(term, @layout_depth) do
+  # A message laid out by McpFramer.JSON.Formatter in a random layout and
+  # minimized: nil if both are the formatter oracle's, and
+  # Jason.Formatter's, when Jason is there and does not raise (it may, on
+  # bytes that are not JSON); else what differs.
+  defp layout_differs(message, decoded) do
+    if layable?(message, decoded) do
       layout = formatter_options(Enum.random(@layouts))
 
       expected =
@@ -299,9 +301,7 @@ defmodule McpFramer.Soak do
         {Formatter.pretty_print(message, layout), Formatter.minimize(message)} != expected ->
           "McpFramer.JSON.Formatter differs with #{inspect(layout)}"
 
-        jason?() and
-            {apply(@jason_formatter, :pretty_print, [message, layout]),
-             apply(@jason_formatter, :minimize, [message])} != expected ->
+        jason?() and jason_layout(message, layout, decoded) not in [expected, :raised] ->
           "the formatter oracle differs from Jason.Formatter with #{inspect(layout)}"
 
         true ->
@@ -310,7 +310,21 @@ defmodule McpFramer.Soak do
     end
   end
 
-  defp layout_differs(_message, _not_decoded), do: nil
+  # A layout grows with the square of the nesting: a message that decoded
+  # at most 64 levels deep, or one of at most 1 KiB, decoded or not.
+  defp layable?(_message, {:ok, term}), do: within_depth?(term, @layout_depth)
+  defp layable?(message, _not_decoded), do: byte_size(message) <= @kib
+
+  defp jason_layout(message, layout, {:ok, _term}) do
+    {apply(@jason_formatter, :pretty_print, [message, layout]),
+     apply(@jason_formatter, :minimize, [message])}
+  end
+
+  defp jason_layout(message, layout, _not_decoded) do
+    jason_layout(message, layout, {:ok, nil})
+  rescue
+    _ -> :raised
+  end
 
   defp within_depth?(_term, 0), do: false
 
