@@ -2,18 +2,18 @@
 # decoder inside a real VM, for n seconds (make test runs a short one).
 #
 # Each batch is a stream of mutated MCP messages (bit flips, truncations,
-# splices, deep nesting, huge numbers and strings) with random decoding
-# options, fed in random cuts, Port reads among them, to a decoding framer
-# beside a plain one (one batch in ten has a message of several MiB, in
-# chunks of up to 16 MiB), and each message decoded by McpFramer.JSON too. Every
-# item and result must agree with the oracle (test/support/json.ex), and
-# the framers with each other. Each term decoded is encoded again, in a
-# random escape and map mode, as a binary, as iodata or as a line, or
-# laid out with a random `pretty:`, and must give the encoding oracle's
-# text (test/support/encode_oracle.ex), laid out by the formatter oracle
-# (test/support/formatter_oracle.ex); each message that decoded, and
-# each short one that did not, is laid out and minimized by
-# McpFramer.JSON.Formatter, as that oracle does it.
+# splices, two on a line, deep nesting, huge numbers and strings) with
+# random decoding options, fed in random cuts, Port reads among them, to
+# a decoding framer beside a plain one (one batch in ten has a message of
+# several MiB, in chunks of up to 16 MiB), and each message decoded by
+# McpFramer.JSON too. Every item and result must agree with the oracle
+# (test/support/json.ex), and the framers with each other. Each term
+# decoded is encoded again, in a random escape and map mode, as a
+# binary, as iodata or as a line, or laid out with a random `pretty:`,
+# and must give the encoding oracle's text (test/support/encode_oracle.ex),
+# laid out by the formatter oracle (test/support/formatter_oracle.ex);
+# each message that decoded, and each short one that did not, is laid
+# out and minimized by McpFramer.JSON.Formatter, as that oracle does it.
 # A batch runs in a process of its own, so that its garbage goes with it;
 # at the end the VM must be alive and hold no more binary memory than it
 # did at the start.
@@ -377,7 +377,7 @@ defmodule McpFramer.Soak do
   defp mutate(line, times), do: line |> mutation() |> mutate(times - 1)
 
   defp mutation(line) do
-    case :rand.uniform(7) do
+    case :rand.uniform(8) do
       1 -> flip_bits(line, :rand.uniform(3))
       2 -> binary_part(line, 0, :rand.uniform(byte_size(line) + 1) - 1)
       3 -> splice(line, line())
@@ -385,6 +385,8 @@ defmodule McpFramer.Soak do
       5 -> inserted(line, huge_number())
       6 -> inserted(line, huge_string())
       7 -> line
+      # Two documents on one line: JSON after the first is an error.
+      8 -> line <> Enum.random(["", " ", "\t"]) <> line()
     end
   end
 
