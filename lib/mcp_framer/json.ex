@@ -61,8 +61,9 @@ defmodule McpFramer.JSON do
   write a term as `Jason.encode/2` (1.4.5) does, byte for byte, with its
   `:escape`, `:maps` and `:pretty` options; `encode_line/2` and
   `encode_line!/2` give the iodata of a message to write to a Port or
-  stdout, its newline included (a line cannot be `pretty:`). What each term becomes, the errors, the memory the iodata
-  keeps and the schedulers: `McpFramer.JSON.Encoder`.
+  stdout, its newline included (a line cannot be `pretty:`). What each
+  term becomes, the errors, the memory the iodata keeps and the
+  schedulers: `McpFramer.JSON.Encoder`.
 
       iex> McpFramer.JSON.encode!(%{"jsonrpc" => "2.0", "id" => 1, "result" => %{}})
       ~s({"id":1,"jsonrpc":"2.0","result":{}})
