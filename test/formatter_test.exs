@@ -120,7 +120,7 @@ defmodule McpFramer.FormatterTest do
       assert Formatter.pretty_print(bytes, opts) ==
                TestFormatter.lay_out(bytes, {"\t", "\n", "|", "_"})
 
-      assert Formatter.minimize(bytes) == TestFormatter.lay_out(bytes, {"", "", "\n", ""})
+      assert Formatter.minimize(bytes) == TestFormatter.minimize(bytes)
     end
   end
 

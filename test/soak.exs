@@ -293,9 +293,7 @@ defmodule McpFramer.Soak do
     if layable?(message, decoded) do
       layout = formatter_options(Enum.random(@layouts))
 
-      expected =
-        {TestFormatter.lay_out(message, TestFormatter.separators(layout)),
-         TestFormatter.lay_out(message, {"", "", "\n", ""})}
+      expected = {laid_out(message, layout), TestFormatter.minimize(message)}
 
       cond do
         {Formatter.pretty_print(message, layout), Formatter.minimize(message)} != expected ->

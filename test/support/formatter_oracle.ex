@@ -40,6 +40,11 @@ defmodule McpFramer.TestFormatter do
     |> IO.iodata_to_binary()
   end
 
+  # `minimize/1` with its default record separator: no lines, no indent,
+  # nothing after a colon.
+  @spec minimize(iodata()) :: binary()
+  def minimize(bytes), do: lay_out(bytes, {"", "", "\n", ""})
+
   # `pretty_print/2`'s separators for options of which none is given twice.
   @spec separators(keyword()) :: separators()
   def separators(opts) do
