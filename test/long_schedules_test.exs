@@ -11,7 +11,7 @@ defmodule McpFramer.LongSchedulesTest do
 
   import McpFramer.LongSchedules, only: [long_schedules: 1, stalls_on_every_try: 2]
 
-  # The scheduler tests' watch: left out of the checked run with them.
+  # The scheduler tests' watch, tagged as they are.
   @moduletag :scheduling
 
   alias McpFramer.Hold
