@@ -30,7 +30,7 @@ fn block_at<const N: usize>(input: &[u8], at: usize) -> Option<&[u8; N]> {
 /// How far ahead of a long scan [`prefetch_ahead`] asks for the input:
 /// half a page. The CPU's own prefetcher most likely stops at the end of
 /// each 4 KiB page, and a scan of text not in the cache waits there
-/// (bench/README.md, "Prefetching ahead of long scans").
+/// (bench/HISTORY.md, "Prefetching ahead of long scans").
 const PREFETCH_DISTANCE: usize = 2048;
 
 /// Asks for the input's line [`PREFETCH_DISTANCE`] bytes past `at`, for

@@ -448,7 +448,7 @@ pub fn copy_runs<S: Special>(
 /// most strings need no check, ran progress notifications 0.87x-0.92x with
 /// it inlined. AVX-512's checks a text of 16 to 63 bytes in one masked
 /// block, faster than std's loop over a short string past ASCII (a
-/// `tools/list` description: encoded 1.06x as fast, bench/README.md);
+/// `tools/list` description: encoded 1.06x as fast, bench/HISTORY.md);
 /// simdutf8, for SSE4.2 and AVX2, hands text under 64 bytes to std's loop.
 #[inline(always)]
 pub fn is_utf8(bytes: &[u8]) -> bool {
