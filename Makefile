@@ -31,7 +31,8 @@
 # make compare REV=<rev>  the framing, decoding and encoding rows, now
 #               against REV, in one VM (BENCH_ONLY=... as for make bench;
 #               the decoding rows' names start "decode", the encoding
-#               rows' "encode")
+#               rows' "encode"; ROUNDS=n; BEAM=trixie or forky runs it
+#               in that root)
 # make compare-parser REV=<rev>  the core crate's JSON parser alone, now
 #               against REV's, both in one program, on the decoding rows'
 #               messages (BENCH_ONLY=... picks rows, PASSES=N)
@@ -219,10 +220,21 @@ bench: tools
 	MIX_ENV=prod mix run -r bench/run.exs -e 'Bench.main()'
 endif
 
-# The framing, decoding and encoding rows of make bench, now against REV, in one VM.
+# The framing, decoding and encoding rows of make bench, now against REV, in
+# one VM; with BEAM, in that root, REV named by its commit, which the root
+# reads from this repository (.ci/matrix binds it in).
+ifdef BEAM
+compare:
+	@test -n "$(REV)" || { echo "usage: make compare REV=<git revision>"; exit 1; }
+	@sha=$$(git rev-parse --verify --quiet --short "$(REV)^{commit}") || \
+	  { echo "REV=$(REV) is not a commit of this repository"; exit 1; }; \
+	echo "TARGET=compare REV=$$sha .ci/matrix $(BEAM)"; \
+	TARGET=compare REV=$$sha .ci/matrix $(BEAM)
+else
 compare: tools
 	@test -n "$(REV)" || { echo "usage: make compare REV=<git revision>"; exit 1; }
 	MIX_ENV=prod REV="$(REV)" mix run bench/compare.exs
+endif
 
 # The parser without the BEAM: REV's core crate under another version,
 # linked beside this one (bench/compare_parser.sh).
