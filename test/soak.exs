@@ -312,9 +312,17 @@ defmodule McpFramer.Soak do
   end
 
   # A layout grows with the square of the nesting: a message that decoded
-  # at most 64 levels deep, or one of at most 1 KiB, decoded or not.
+  # at most 64 levels deep. Of one that did not, the brackets that open a
+  # level bound its depth, and each comma and bracket starts a line
+  # indented at most that deep: at most 64 of them, and 256 Ki such
+  # indents, so that strings of any length are laid out.
   defp layable?(_message, {:ok, term}), do: within_depth?(term, @layout_depth)
-  defp layable?(message, _not_decoded), do: byte_size(message) <= @kib
+
+  defp layable?(message, _not_decoded) do
+    levels = length(:binary.matches(message, ["[", "{"]))
+    lines = length(:binary.matches(message, [",", "[", "{", "]", "}"]))
+    levels <= @layout_depth and levels * lines <= 256 * @kib
+  end
 
   defp jason_layout(message, layout, {:ok, _term}) do
     {apply(@jason_formatter, :pretty_print, [message, layout]),
