@@ -1156,3 +1156,35 @@ fn objects_after_a_closed_one_start_with_no_keys() {
     let nested = format!("{{{wide}\"end\":{{\"k1\":0}}}}");
     assert_eq!(limited(&nested, UNIQUE_KEYS), decode(nested.as_bytes()));
 }
+
+/// The least fuel `input` parses with, from the start, with no more given.
+fn fuel_needed(input: &str) -> usize {
+    let parses = |fuel| {
+        Parser::default()
+            .parse_within(input.as_bytes(), &mut ValueBuilder::new(), fuel)
+            .is_ok()
+    };
+    let (mut low, mut high) = (0, 10 * input.len() + 1_000);
+    assert!(parses(high), "{input:.40}");
+    while low < high {
+        let mid = (low + high) / 2;
+        if parses(mid) {
+            high = mid;
+        } else {
+            low = mid + 1;
+        }
+    }
+    high
+}
+
+#[test]
+fn a_numbers_fuel_does_not_depend_on_where_it_is() {
+    let text = format!("\"{}\"", "x".repeat(10_000));
+    let long = "1".repeat(40);
+    let short = vec!["1"; 1_000].join(",");
+    for numbers in [&long, &short] {
+        let first = fuel_needed(&format!("[{numbers},{text}]"));
+        let last = fuel_needed(&format!("[{text},{numbers}]"));
+        assert_eq!(first, last, "{numbers:.40}");
+    }
+}
