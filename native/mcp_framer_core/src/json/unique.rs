@@ -149,3 +149,27 @@ impl OpenKeys {
         self.hashed.shrink_to(KEEP_KEYS);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{OpenKeys, SCANNED_MAX};
+
+    #[test]
+    fn a_closed_objects_keys_are_let_go_hashed_or_not() {
+        let mut open = OpenKeys::default();
+        open.open();
+        open.note("outer");
+        assert!(open.is_new());
+        for keys in [SCANNED_MAX - 1, 2 * SCANNED_MAX].repeat(50) {
+            open.open();
+            for n in 0..keys {
+                open.note(&format!("key {n}"));
+                assert!(open.is_new());
+            }
+            open.close();
+        }
+        assert!(open.hashed.is_empty(), "{}", open.hashed.len());
+        assert_eq!((open.keys.len(), open.objects.len()), (1, 1));
+        assert_eq!(open.text, b"outer");
+    }
+}
