@@ -317,3 +317,30 @@ fn zero_is_0_0_and_negative_zero_minus_0_0() {
     assert_eq!(float(0.0), "0.0");
     assert_eq!(float(-0.0), "-0.0");
 }
+
+/// An escape may still double the room, as a `Vec` grows: the first
+/// reserve is for the text and a lane, and each escape asks for room for
+/// its growth.
+#[test]
+fn a_string_without_escapes_is_written_in_about_its_own_length() {
+    let text = b"a".repeat(1 << 20);
+    for escape in [
+        Escape::Json,
+        Escape::UnicodeSafe,
+        Escape::JavascriptSafe,
+        Escape::HtmlSafe,
+    ] {
+        let mut checked = Vec::new();
+        write_checked(&mut checked, &text, escape).unwrap();
+        let mut escaped = Vec::new();
+        let plain = check(&text, escape).unwrap();
+        write_escaped(&mut escaped, &text, plain, escape).unwrap();
+        for out in [checked, escaped] {
+            assert!(
+                out.capacity() < 2 * text.len(),
+                "{escape:?}: {}",
+                out.capacity()
+            );
+        }
+    }
+}

@@ -433,10 +433,16 @@ fn escape_rest(
         // Room for the rest, a lane stored whole and an escape's growth,
         // so that nothing below allocates but here, where it may fail.
         out.try_reserve(text.len() - at + LANE + ESCAPE_MAX)?;
+        let room = out.capacity();
         // A shorter rest, most strings' after an escape, is not worth the
-        // call.
+        // call. The blocks' escapes take up room the rest was to have, so
+        // the room is made again before anything more is written.
         if escape == Escape::Json && text.len() - at >= arch::ESCAPE_BLOCK {
-            at = arch::escape_blocks(text, at, out);
+            let blocks_end = arch::escape_blocks(text, at, out);
+            if blocks_end > at {
+                at = blocks_end;
+                continue;
+            }
         }
         let Some(&byte) = text.get(at) else {
             break;
@@ -466,6 +472,7 @@ fn escape_rest(
             1
         };
         at = arch::copy_to_stop(text, at, stops, out);
+        debug_assert_eq!(out.capacity(), room, "escaping allocated past its reserve");
     }
     Ok(())
 }
