@@ -344,3 +344,19 @@ fn a_string_without_escapes_is_written_in_about_its_own_length() {
         }
     }
 }
+
+/// Escaping grows the text only through its `try_reserve`, whose failure
+/// is an error and not an abort: a debug assertion in its loop checks it,
+/// which blocks dense with escapes, then plain text, once broke.
+#[test]
+fn escapes_dense_in_blocks_then_plain_text_are_written_within_the_reserve() {
+    for (quotes, plain) in [(240, 284), (256, 300)] {
+        let text = ["\"".repeat(quotes), "x".repeat(plain)].concat();
+        let expected = ["\\\"".repeat(quotes), "x".repeat(plain)].concat();
+        for escape in Escape::ALL {
+            let mut out = Vec::new();
+            write_checked(&mut out, text.as_bytes(), escape).unwrap();
+            assert_eq!(String::from_utf8(out).unwrap(), expected, "{escape:?}");
+        }
+    }
+}
