@@ -324,12 +324,7 @@ fn zero_is_0_0_and_negative_zero_minus_0_0() {
 #[test]
 fn a_string_without_escapes_is_written_in_about_its_own_length() {
     let text = b"a".repeat(1 << 20);
-    for escape in [
-        Escape::Json,
-        Escape::UnicodeSafe,
-        Escape::JavascriptSafe,
-        Escape::HtmlSafe,
-    ] {
+    for escape in Escape::ALL {
         let mut checked = Vec::new();
         write_checked(&mut checked, &text, escape).unwrap();
         let mut escaped = Vec::new();
