@@ -12,8 +12,9 @@
 # binary, as iodata or as a line, or laid out with a random `pretty:`,
 # and must give the encoding oracle's text (test/support/encode_oracle.ex),
 # laid out by the formatter oracle (test/support/formatter_oracle.ex);
-# each message that decoded, and each short one that did not, is laid
-# out and minimized by McpFramer.JSON.Formatter, as that oracle does it.
+# each message that decoded, and each that did not with few brackets, is
+# laid out and minimized by McpFramer.JSON.Formatter, as that oracle does
+# it.
 # A batch runs in a process of its own, so that its garbage goes with it;
 # at the end the VM must be alive and hold no more binary memory than it
 # did at the start.
