@@ -17,8 +17,9 @@ const SCANNED_MAX: usize = 16;
 /// Room kept between documents, in keys; more is freed.
 const KEEP_KEYS: usize = 1024;
 
+/// `S` is a parameter so that the tests can make every key collide.
 #[derive(Default)]
-pub(super) struct OpenKeys {
+pub(super) struct OpenKeys<S = RandomState> {
     /// The text of the open objects' keys, the innermost object's last;
     /// the last key is the one being checked.
     text: Vec<u8>,
@@ -30,7 +31,7 @@ pub(super) struct OpenKeys {
     hashed: HashMap<(usize, u64), usize>,
     /// Keyed by the VM's run, so that a server cannot choose keys that
     /// collide.
-    hasher: RandomState,
+    hasher: S,
 }
 
 /// A key's text, `text[start..end]`, and its hash once its object is
@@ -47,7 +48,7 @@ struct Object {
     hashed: bool,
 }
 
-impl OpenKeys {
+impl<S: BuildHasher> OpenKeys<S> {
     /// An object opens; the keys noted from now on are its own.
     pub fn open(&mut self) {
         let first = self.keys.len();
@@ -153,10 +154,23 @@ impl OpenKeys {
 #[cfg(test)]
 mod tests {
     use super::{OpenKeys, SCANNED_MAX};
+    use std::hash::{BuildHasherDefault, Hasher};
+
+    /// Gives every key the same hash, as keys chosen to collide would have.
+    #[derive(Default)]
+    struct Colliding;
+
+    impl Hasher for Colliding {
+        fn finish(&self) -> u64 {
+            7
+        }
+
+        fn write(&mut self, _bytes: &[u8]) {}
+    }
 
     #[test]
     fn a_closed_objects_keys_are_let_go_hashed_or_not() {
-        let mut open = OpenKeys::default();
+        let mut open: OpenKeys = OpenKeys::default();
         open.open();
         open.note("outer");
         assert!(open.is_new());
@@ -171,5 +185,22 @@ mod tests {
         assert!(open.hashed.is_empty(), "{}", open.hashed.len());
         assert_eq!((open.keys.len(), open.objects.len()), (1, 1));
         assert_eq!(open.text, b"outer");
+    }
+
+    #[test]
+    fn keys_whose_hashes_collide_are_still_told_apart() {
+        let keys: Vec<String> = (0..2 * SCANNED_MAX).map(|n| format!("key {n}")).collect();
+        // One noted before its object was hashed, one after, and the one
+        // the hash finds.
+        for repeated in [3, SCANNED_MAX + 3, 0] {
+            let mut open: OpenKeys<BuildHasherDefault<Colliding>> = OpenKeys::default();
+            open.open();
+            for key in &keys {
+                open.note(key);
+                assert!(open.is_new(), "{key}");
+            }
+            open.note(&keys[repeated]);
+            assert!(!open.is_new(), "{}", keys[repeated]);
+        }
     }
 }
