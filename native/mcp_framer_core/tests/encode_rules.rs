@@ -340,6 +340,32 @@ fn a_string_without_escapes_is_written_in_about_its_own_length() {
     }
 }
 
+/// Each turn of the escaping loop reserves room for the rest of the text,
+/// a lane (16 bytes a vector copy may store past what it keeps) and the
+/// longest escape (12 bytes, a surrogate pair): never more than the output
+/// and those 28 bytes, which a `Vec` at most doubles.
+#[test]
+fn a_string_with_escapes_is_written_in_less_than_twice_its_output_and_a_reserve() {
+    for plain in [0, 1, 30, 100, 1000, 1 << 16] {
+        let text = format!("\"{}\"", "a".repeat(plain));
+        for escape in Escape::ALL {
+            let mut checked = Vec::new();
+            write_checked(&mut checked, text.as_bytes(), escape).unwrap();
+            let mut escaped = Vec::new();
+            let prefix = check(text.as_bytes(), escape).unwrap();
+            write_escaped(&mut escaped, text.as_bytes(), prefix, escape).unwrap();
+            for out in [checked, escaped] {
+                assert_eq!(out.len(), plain + 4);
+                assert!(
+                    out.capacity() < 2 * (out.len() + 16 + 12),
+                    "{escape:?}, {plain} plain bytes: {}",
+                    out.capacity()
+                );
+            }
+        }
+    }
+}
+
 /// Escaping grows the text only through its `try_reserve`, whose failure
 /// is an error and not an abort: a debug assertion in its loop checks it,
 /// which blocks dense with escapes, then plain text, once broke.

@@ -282,6 +282,27 @@ fn a_byte_next_to_a_range_of_hex_digits_is_not_one() {
     }
 }
 
+/// A control byte in place of a digit is no hex digit either; the vector
+/// loops stop at it as at any control byte in a string.
+#[test]
+fn a_control_byte_in_place_of_a_hex_digit_is_not_one() {
+    for byte in [0x00, 0x1F] {
+        for place in 0..4 {
+            let mut digits = *b"0041";
+            digits[place] = byte;
+            let input = [br#""\u"#, &digits[..], b"\""].concat();
+            assert_eq!(
+                decode(&input),
+                Err(Error {
+                    position: 1,
+                    kind: ErrorKind::InvalidToken { length: 6 }
+                }),
+                "{input:?}"
+            );
+        }
+    }
+}
+
 #[test]
 fn one_bad_digit_among_the_last_two_of_a_low_surrogate_blames_the_low_escape_alone() {
     for input in [br#""\ud800\udc0Z""#, br#""\ud800\udcZ0""#] {
@@ -1187,4 +1208,112 @@ fn a_numbers_fuel_does_not_depend_on_where_it_is() {
         let last = fuel_needed(&format!("[{text},{numbers}]"));
         assert_eq!(first, last, "{numbers:.40}");
     }
+}
+
+/// Grants exactly the fuel asked for, adding it up.
+struct Granted(usize);
+
+impl Ration for Granted {
+    fn more(&mut self, _position: usize, needed: usize) -> usize {
+        self.0 += needed;
+        needed
+    }
+}
+
+/// The fuel a string of `n` times `escape` then `text` uses, parsed with
+/// `start` fuel and then exactly what it asks for. Spaces after it, charged
+/// last, take what is left and ask for the rest: the string used what was
+/// given but their share.
+fn string_fuel(escape: &str, text: &str, n: usize, start: usize) -> usize {
+    let string = format!("\"{}\"", [escape, text].concat().repeat(n));
+    let spaces = 2 * (start + string.len()) + 2;
+    let input = [string, " ".repeat(spaces)].concat();
+    let mut granted = Granted(0);
+    let parsed = Parser::default().parse_rationed(
+        input.as_bytes(),
+        &mut ValueBuilder::new(),
+        Limits::NONE,
+        start,
+        &mut granted,
+    );
+    assert!(parsed.is_ok(), "{escape}");
+    start + granted.0 - spaces / 2
+}
+
+const ESCAPES: [&str; 3] = [r"\n", r"\u00e9", r"\ud83d\ude00"];
+
+/// With fuel for the whole string at hand, the vector loop decodes every
+/// escape and counts the text between them over the whole string.
+#[test]
+fn an_escaped_string_costs_two_units_an_escape_byte_and_one_per_eight_bytes_of_text() {
+    let n = 100;
+    for escape in ESCAPES {
+        for text in ["abcd", "abcdefgh", "ab"] {
+            let start = 4 * n * (escape.len() + text.len());
+            assert_eq!(
+                string_fuel(escape, text, n, start),
+                2 * n * escape.len() + n * text.len() / 8,
+                "{escape}{text}"
+            );
+        }
+    }
+}
+
+/// With no fuel at hand, each escape is past the vector loop's limit and
+/// decoded by the checked path, for the same fuel.
+#[test]
+fn escapes_decoded_one_at_a_time_cost_as_much_as_in_the_vector_loop() {
+    let n = 100;
+    for escape in ESCAPES {
+        for text in ["abcdefgh", "abcdefghijklmnop"] {
+            assert_eq!(
+                string_fuel(escape, text, n, 0),
+                2 * n * escape.len() + n * text.len() / 8,
+                "{escape}{text}"
+            );
+        }
+    }
+}
+
+/// Fuel is charged before the work it pays for: with none, a parse stops
+/// at its first charge, even of one unit (two bytes of whitespace).
+#[test]
+fn parse_within_no_fuel_stops_at_the_first_charge_however_small() {
+    let parsed = Parser::default().parse_within(b"  1", &mut ValueBuilder::new(), 0);
+    assert_eq!(
+        parsed,
+        Err(Error {
+            position: 2,
+            kind: ErrorKind::Exhausted
+        })
+    );
+}
+
+/// Whitespace costs a unit per two bytes, a long run charged as it goes:
+/// given exactly what it asks for, from none, a parse asks for that much.
+#[test]
+fn whitespace_costs_one_unit_per_two_bytes_however_long_the_run() {
+    for run in [2, 3, 1_000, 16 * 1024, 40_000, 100_001] {
+        let input = [" ".repeat(run), "1".into()].concat();
+        let mut granted = Granted(0);
+        let parsed = Parser::default().parse_rationed(
+            input.as_bytes(),
+            &mut ValueBuilder::new(),
+            Limits::NONE,
+            0,
+            &mut granted,
+        );
+        assert_eq!(parsed, Ok(Value::Integer(1)));
+        assert_eq!(granted.0, run / 2, "{run}");
+    }
+}
+
+/// Without `unique_keys` a key is a string like any other: from the
+/// input, with no escape, it costs nothing of its own, however long.
+#[test]
+fn a_plain_keys_length_costs_nothing_without_unique_keys() {
+    assert_eq!(
+        fuel_needed(r#"{"a key of some length":1,"another":2}"#),
+        fuel_needed(r#"{"k":1,"l":2}"#)
+    );
 }
