@@ -80,7 +80,11 @@ defmodule McpFramer do
       holds, with its size.
     * A framer holds at most its `buffered_bytes/1`, plus the rest of the
       chunk its partial message started in, plus 4 KiB, and 64 KiB of
-      the NIF's memory for the messages of a call. An oversized line
+      the NIF's memory for the messages of a call. Beside them come its
+      own state (under 1 KiB) and the VM's header of each binary the held
+      bytes are in, up to 64 bytes: one for each chunk of 1 KiB or more,
+      which is kept rather than copied, and one for every 64 KiB gathered
+      from shorter chunks. An oversized line
       is dropped without being held. A dropped framer is freed by garbage
       collection. If the BEAM cannot allocate room to hold an unfinished
       message, that message is discarded like an oversized one; if it

@@ -18,7 +18,10 @@
 //! resized to the message, unless it is long enough to be assembled over
 //! several calls. So a message keeps alive no more than itself, and a
 //! framer between feeds no more than its held bytes, one chunk and
-//! `SLACK` (within a feed, also the message being assembled).
+//! `SLACK` (within a feed, also the message being assembled), beside the
+//! framer's own state and the VM's header of each binary the bytes are
+//! in, up to 64 bytes as `:erlang.memory(:binary)` counts them: one for
+//! each referenced chunk, one for every `GATHER_MAX` gathered.
 //!
 //! Every allocation may fail without harm: `push` reports it, and the
 //! caller discards the message as if it were oversized.
