@@ -113,6 +113,23 @@ defmodule McpFramer.DecodeOptionsTest do
     end
   end
 
+  describe "options given to the NIF directly" do
+    test "a field McpFramer.JSON would not make, in any place, is refused" do
+      valid = {:reference, :strings, 0, 0, :first}
+      assert McpFramer.Native.decode("{}", valid) == {:ok, %{}}
+
+      # One field at a time: strings, keys, duplicate_keys, each an atom the
+      # NIF does not take, and limits that are not unsigned integers.
+      for {field, value} <- [{0, :copied}, {1, :existing}, {4, :last}, {2, -1}, {3, :infinity}] do
+        options = put_elem(valid, field, value)
+
+        assert_raise ArgumentError, ~r/decoding options made by McpFramer.JSON/, fn ->
+          McpFramer.Native.decode("{}", options)
+        end
+      end
+    end
+  end
+
   describe "any limit" do
     test "the error names the option in limit and its value in limit_value; other errors have nil" do
       assert {:error, %DecodeError{limit: :max_values, limit_value: 1}} =

@@ -325,6 +325,20 @@ defmodule McpFramer.DecodeTest do
       assert kept_alive(error.token) == byte_size(line)
     end
 
+    # Read here: a short sub-binary sent to another process is copied, so
+    # kept_alive/1 cannot see it. (On OTP 27.3.4.1 a binary on the heap is
+    # given in bits: 40 for the token, still under the line's size.)
+    test "a short token in a decode error is a copy that keeps neither line nor chunk alive" do
+      token = "1e400"
+      line = "[" <> token <> String.duplicate(" ", 100) <> "]"
+
+      for opts <- [[], [strings: :copy]] do
+        [{:error, error}, {:ok, 0}] = decode_lines_from([line <> "\n" <> @pad], opts)
+        assert error.token == token
+        assert :binary.referenced_byte_size(error.token) < byte_size(line)
+      end
+    end
+
     test "a string of a message that spanned chunks refers to the message alone" do
       message = ~s(["#{@long}"])
       {first, second} = String.split_at(message <> "\n", 10)

@@ -102,6 +102,12 @@ defmodule McpFramer.ProtocolTest do
     assert length(items) == 3 * @mib
   end
 
+  test "a chunk of 4 MiB is framed on a normal scheduler, one of a byte more is :continue_dirty" do
+    chunk = :binary.copy("x", 4 * @mib)
+    assert Native.feed(resource(), 0, chunk) == {:continue, :ok, [], 262_144}
+    assert Native.feed(resource(), 0, chunk <> "x") == :continue_dirty
+  end
+
   test "a call on a normal scheduler searches 256 KiB of its chunk at most, and says where it stopped" do
     {:ok, [], framer} = McpFramer.feed(McpFramer.new(), "held")
     tail = :binary.copy("t", 2 * @mib) <> "\n"

@@ -147,6 +147,27 @@ defmodule McpFramer.SchedulerTest do
     assert more >= 40_000
   end
 
+  # A document of 4 KiB or less is decoded without reading the clock, its
+  # time estimated at 150 ns and 5 ns a byte (timeslice.rs): 20 us for
+  # 4,000 bytes, 2% of a slice, 80 reductions. So 20,000 documents 3,999
+  # bytes longer report 1,600,000 reductions more (a string this short
+  # asks for no more fuel, so its clock never starts): half of it will
+  # do, as above, and twice as much would be an estimate gone wrong.
+  test "small documents report the time their size is estimated at" do
+    reductions = fn document ->
+      options = {:reference, :strings, 0, 0, :first}
+      {:reductions, before} = Process.info(self(), :reductions)
+      for _ <- 1..20_000, do: {:ok, _} = McpFramer.Native.decode(document, options)
+      {:reductions, now} = Process.info(self(), :reductions)
+      now - before
+    end
+
+    long = ~s(") <> :binary.copy("x", 3_998) <> ~s(")
+    more = reductions.(long) - reductions.("1")
+    assert more >= 800_000
+    assert more <= 3_200_000
+  end
+
   # It gives up the rest of its slice, whatever its time: after a yield,
   # all 4,000 reductions of a fresh one. Searching 256 KiB takes far less.
   test "a call that stops short of its chunk reports a whole slice, so that its process is descheduled" do
