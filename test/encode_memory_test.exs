@@ -31,6 +31,15 @@ defmodule McpFramer.EncodeMemoryTest do
     assert Enum.any?(parts(line), &(&1 == string and kept_alive(&1) >= @mib))
   end
 
+  # Not ASCII: under escape: :json, é and 日 need no escape either.
+  test "in iodata, a string of 1,024 bytes or more without escapes is the term's own binary, whatever its characters" do
+    big = :binary.copy("é日", div(@mib, 5) + 1)
+    string = binary_part(big, 5, 2000)
+    iodata = JSON.encode_to_iodata!(%{"text" => string})
+    assert Enum.any?(parts(iodata), &(&1 == string and kept_alive(&1) >= @mib))
+    assert IO.iodata_to_binary(iodata) == ~s({"text":"#{string}"})
+  end
+
   test "in iodata, a shorter string, or one with an escape, is copied" do
     for string <- [slice(1023), slice(5000) <> "\n", slice(5000, ?<)] do
       iodata = JSON.encode_to_iodata!(%{"text" => string}, escape: :html_safe)

@@ -121,6 +121,24 @@ defmodule McpFramer.EncodePrettyTest do
     assert size > 100_000_000_000_000
   end
 
+  # McpFramer.Native.pretty/2 lays out on a normal scheduler at most 64
+  # KiB of text, laid out to at most 256 KiB (native/mcp_framer_nif/src/
+  # encode/pretty.rs); past either it replies :continue_dirty, and
+  # pretty_dirty/2 lays the text out.
+  test "a normal scheduler lays out up to 64 KiB of text to up to 256 KiB; more is :continue_dirty" do
+    layout = {"  ", "\n", "\n", " "}
+    string = fn size -> ~s(") <> String.duplicate("x", size - 2) <> ~s(") end
+    assert McpFramer.Native.pretty(string.(65_536), layout) == {:ok, string.(65_536)}
+    assert McpFramer.Native.pretty(string.(65_537), layout) == :continue_dirty
+
+    # "[1]" laid out is "[", a line, the indent, "1", a line and "]".
+    indent = fn width -> {String.duplicate(" ", width), "\n", "\n", " "} end
+    laid_out = "[\n" <> String.duplicate(" ", 262_139) <> "1\n]"
+    assert McpFramer.Native.pretty("[1]", indent.(262_139)) == {:ok, laid_out}
+    assert McpFramer.Native.pretty("[1]", indent.(262_140)) == :continue_dirty
+    assert {:ok, _} = McpFramer.Native.pretty_dirty("[1]", indent.(262_140))
+  end
+
   test "a :no_memory error's message gives the size the text was to reach at least" do
     error = %EncodeError{reason: :no_memory, value: 123_456}
 

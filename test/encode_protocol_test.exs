@@ -21,6 +21,7 @@ defmodule McpFramer.EncodeProtocolTest do
 
     long = String.duplicate("y", 2000)
     assert {:ok, [~s({"t":"), ^long, ~s("})]} = Native.encode(%{"t" => long}, @iodata, nil)
+    assert Native.encode(%{"t" => long}, @binary, nil) == {:ok, ~s({"t":"#{long}"})}
     assert Native.encode_dirty(%{"a" => 1}, @binary, nil) == {:ok, ~s({"a":1})}
   end
 

@@ -130,6 +130,27 @@ defmodule McpFramer.EncodeSchedulerTest do
     )
   end
 
+  # A call reports its time as reductions, 40 a percent of a slice of
+  # 4,000. A term this small is walked without reading the clock, its time
+  # estimated at 3.5 ns a byte of its text (encode/walk.rs), a string
+  # referenced from the term counted as written: a 3,998-byte string's
+  # 4,000 bytes 14 us, 1.4% of a slice. So 20,000 of them report 1,120,000
+  # reductions more than 20,000 integers 1: half of it will do, as in
+  # scheduler_test, and one and a half times as much would count the text
+  # twice.
+  test "small terms report the time their text is estimated at, referenced strings included" do
+    reductions = fn term ->
+      {:reductions, before} = Process.info(self(), :reductions)
+      for _ <- 1..20_000, do: {:ok, _} = McpFramer.Native.encode(term, 0, nil)
+      {:reductions, now} = Process.info(self(), :reductions)
+      now - before
+    end
+
+    more = reductions.(:binary.copy("x", 3_998)) - reductions.(1)
+    assert more >= 560_000
+    assert more <= 1_680_000
+  end
+
   # A small term is encoded without reading the clock, its time then
   # estimated from the text written: the call reports it all the same, and
   # a process that encodes one after another is preempted by it. Control
