@@ -7,7 +7,7 @@ defmodule McpFramer.EncodeSchedulerTest do
   # tries, a real stall shows on every one.
   use ExUnit.Case, async: false
 
-  import McpFramer.LongSchedules, only: [assert_fair: 2]
+  import McpFramer.LongSchedules, only: [assert_fair: 2, reductions_charged: 1]
 
   alias McpFramer.JSON
   alias McpFramer.JSON.Formatter
@@ -140,10 +140,9 @@ defmodule McpFramer.EncodeSchedulerTest do
   # twice.
   test "small terms report the time their text is estimated at, referenced strings included" do
     reductions = fn term ->
-      {:reductions, before} = Process.info(self(), :reductions)
-      for _ <- 1..20_000, do: {:ok, _} = McpFramer.Native.encode(term, 0, nil)
-      {:reductions, now} = Process.info(self(), :reductions)
-      now - before
+      reductions_charged(fn ->
+        for _ <- 1..20_000, do: {:ok, _} = McpFramer.Native.encode(term, 0, nil)
+      end)
     end
 
     more = reductions.(:binary.copy("x", 3_998)) - reductions.(1)

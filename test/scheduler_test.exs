@@ -7,7 +7,7 @@ defmodule McpFramer.SchedulerTest do
   # before it faulted in.
   use ExUnit.Case, async: false
 
-  import McpFramer.LongSchedules, only: [assert_fair: 2]
+  import McpFramer.LongSchedules, only: [assert_fair: 2, reductions_charged: 1]
 
   alias McpFramer.Chunks
 
@@ -137,10 +137,10 @@ defmodule McpFramer.SchedulerTest do
   test "small chunks report the time their size is estimated at, a call's fraction of a percent carried to the next" do
     reductions = fn chunk ->
       resource = McpFramer.new().resource
-      {:reductions, before} = Process.info(self(), :reductions)
-      for generation <- 0..19_999, do: McpFramer.Native.feed(resource, generation, chunk)
-      {:reductions, now} = Process.info(self(), :reductions)
-      now - before
+
+      reductions_charged(fn ->
+        for generation <- 0..19_999, do: McpFramer.Native.feed(resource, generation, chunk)
+      end)
     end
 
     more = reductions.(:binary.copy("x", 2001) <> "\n") - reductions.("x\n")
@@ -156,10 +156,10 @@ defmodule McpFramer.SchedulerTest do
   test "small documents report the time their size is estimated at" do
     reductions = fn document ->
       options = {:reference, :strings, 0, 0, :first}
-      {:reductions, before} = Process.info(self(), :reductions)
-      for _ <- 1..20_000, do: {:ok, _} = McpFramer.Native.decode(document, options)
-      {:reductions, now} = Process.info(self(), :reductions)
-      now - before
+
+      reductions_charged(fn ->
+        for _ <- 1..20_000, do: {:ok, _} = McpFramer.Native.decode(document, options)
+      end)
     end
 
     long = ~s(") <> :binary.copy("x", 3_998) <> ~s(")
@@ -174,10 +174,13 @@ defmodule McpFramer.SchedulerTest do
     resource = McpFramer.new().resource
     chunk = :binary.copy("t", 300 * 1024) <> "\n"
     :erlang.yield()
-    {:reductions, before} = Process.info(self(), :reductions)
-    assert {:continue, :ok, [], 262_144} = McpFramer.Native.feed(resource, 0, chunk)
-    {:reductions, now} = Process.info(self(), :reductions)
-    assert now - before >= 3_000
+
+    charged =
+      reductions_charged(fn ->
+        assert {:continue, :ok, [], 262_144} = McpFramer.Native.feed(resource, 0, chunk)
+      end)
+
+    assert charged >= 3_000
   end
 
   # What `fun` returns, and how many times the NIF's feed was called

@@ -110,6 +110,17 @@ defmodule McpFramer.LongSchedules do
     end
   end
 
+  # The reductions the calling process is charged while `fun` runs in it:
+  # a NIF call's own, and what it reports to the scheduler as its time
+  # (enif_consume_timeslice, 40 a percent of a slice of 4,000).
+  @spec reductions_charged(function()) :: non_neg_integer()
+  def reductions_charged(fun) do
+    {:reductions, before} = Process.info(self(), :reductions)
+    fun.()
+    {:reductions, now} = Process.info(self(), :reductions)
+    now - before
+  end
+
   # A module's first call loads it, and part of that work is done in the
   # calling process's own schedule: in the forky root, beside two busy
   # loops, a 3 ms schedule between two calls to the code server, which is
