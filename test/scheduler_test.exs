@@ -147,6 +147,34 @@ defmodule McpFramer.SchedulerTest do
     assert more >= 40_000
   end
 
+  # An untimed call is also estimated at 40 ns a message it takes
+  # (timeslice.rs), and looks at the clock only at its 512th: a chunk of
+  # 500 messages of `{}` costs 20 us, 80 reductions, more than one of a
+  # single message of as many bytes. So 10,000 such calls report 800,000
+  # reductions more: half of it will do, and twice as much would be an
+  # estimate gone wrong.
+  test "small chunks report the time their messages are estimated at" do
+    # The process is charged for collecting the lists of messages too,
+    # about as much again on a default heap: one of 32 MB (4,000,000
+    # words) collects them rarely.
+    Process.flag(:min_heap_size, 4_000_000)
+    :erlang.garbage_collect()
+
+    reductions = fn chunk ->
+      resource = McpFramer.new().resource
+
+      reductions_charged(fn ->
+        Enum.each(0..9_999, &McpFramer.Native.feed(resource, &1, chunk))
+      end)
+    end
+
+    many = :binary.copy("{}\n", 500)
+    one = :binary.copy("x", byte_size(many) - 1) <> "\n"
+    more = reductions.(many) - reductions.(one)
+    assert more >= 400_000
+    assert more <= 1_600_000
+  end
+
   # A document of 4 KiB or less is decoded without reading the clock, its
   # time estimated at 150 ns and 5 ns a byte (timeslice.rs): 20 us for
   # 4,000 bytes, 2% of a slice, 80 reductions. So 20,000 documents 3,999
@@ -279,6 +307,22 @@ defmodule McpFramer.SchedulerTest do
       document = "[" <> String.duplicate("0,", 9_999) <> "0]"
       assert McpFramer.Native.decode(document, options) == :continue_dirty
       assert McpFramer.JSON.decode(document) == {:ok, List.duplicate(0, 10_000)}
+    end
+
+    # A list of 1,000 objects, 25 KB, parses in tens of microseconds, its
+    # parse asking for more fuel a few times (timeslice.rs); three of them,
+    # 75 KB, in a few hundred, with their pace watched (a document of
+    # 64 KiB or more): well inside a call's time, each is decoded on a
+    # normal scheduler. On a busy machine a try that loses its thread for
+    # a while is left for a dirty scheduler: one of a hundred will do.
+    test "documents parsed well inside a call's time are decoded on a normal scheduler" do
+      options = McpFramer.JSON.options!([], "McpFramer.SchedulerTest")
+      list = "[" <> Enum.map_join(1..1_000, ",", &~s({"id":#{&1},"name":"item"})) <> "]"
+
+      for document <- [list, "[" <> Enum.join([list, list, list], ",") <> "]"] do
+        decoded? = fn _ -> match?({:ok, _}, McpFramer.Native.decode(document, options)) end
+        assert Enum.any?(1..100, decoded?), "#{byte_size(document)} bytes, dirty 100 times"
+      end
     end
   end
 
