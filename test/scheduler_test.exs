@@ -135,15 +135,8 @@ defmodule McpFramer.SchedulerTest do
   # short of a percent is carried to the next. Half of it will do: other
   # processes on the same scheduler thread take part of the carry.
   test "small chunks report the time their size is estimated at, a call's fraction of a percent carried to the next" do
-    reductions = fn chunk ->
-      resource = McpFramer.new().resource
-
-      reductions_charged(fn ->
-        for generation <- 0..19_999, do: McpFramer.Native.feed(resource, generation, chunk)
-      end)
-    end
-
-    more = reductions.(:binary.copy("x", 2001) <> "\n") - reductions.("x\n")
+    longer = :binary.copy("x", 2001) <> "\n"
+    more = feed_reductions(longer, 20_000) - feed_reductions("x\n", 20_000)
     assert more >= 40_000
   end
 
@@ -160,17 +153,9 @@ defmodule McpFramer.SchedulerTest do
     Process.flag(:min_heap_size, 4_000_000)
     :erlang.garbage_collect()
 
-    reductions = fn chunk ->
-      resource = McpFramer.new().resource
-
-      reductions_charged(fn ->
-        Enum.each(0..9_999, &McpFramer.Native.feed(resource, &1, chunk))
-      end)
-    end
-
     many = :binary.copy("{}\n", 500)
     one = :binary.copy("x", byte_size(many) - 1) <> "\n"
-    more = reductions.(many) - reductions.(one)
+    more = feed_reductions(many, 10_000) - feed_reductions(one, 10_000)
     assert more >= 400_000
     assert more <= 1_600_000
   end
@@ -209,6 +194,17 @@ defmodule McpFramer.SchedulerTest do
       end)
 
     assert charged >= 3_000
+  end
+
+  # The reductions charged for feeding `chunk` to a fresh framer `calls`
+  # times. Enum.each, not for: a list of every reply would be collected,
+  # and charged for, too.
+  defp feed_reductions(chunk, calls) do
+    resource = McpFramer.new().resource
+
+    reductions_charged(fn ->
+      Enum.each(0..(calls - 1), &McpFramer.Native.feed(resource, &1, chunk))
+    end)
   end
 
   # What `fun` returns, and how many times the NIF's feed was called
