@@ -291,6 +291,17 @@ defmodule McpFramer.EncodeTest do
       assert encode!(%{[?a, "b"] => %{~c"c" => 2}}) == ~s({"ab":{"c":2}})
     end
 
+    test "a key String.Chars turns into something other than a string is an error naming it" do
+      assert encode!(%{%McpFramer.OddKey{text: "k"} => 1}) == ~s({"k":1})
+
+      for text <- [:k, 1, ~c"k", ["k"], nil] do
+        key = %McpFramer.OddKey{text: text}
+        error = error(%{key => 1})
+        assert error.reason == :invalid_key
+        assert error.value == key
+      end
+    end
+
     test "a key String.Chars cannot convert is an error naming it" do
       for key <- [{1}, %{}, self(), make_ref(), [-1]] do
         error = error(%{key => 1})

@@ -322,7 +322,17 @@ defmodule McpFramer.JSON.Encoder do
   # A key String.Chars refuses, or turns into something other than a
   # binary, stays: the NIF reports it as :invalid_key.
   defp convert_key(key) do
-    if native_key?(key), do: key, else: String.Chars.to_string(key)
+    if native_key?(key), do: key, else: text_key(key)
+  end
+
+  # String.Chars.to_string/1's spec promises a binary, which Dialyzer
+  # takes at its word; an implementation need not keep it.
+  @dialyzer {:nowarn_function, text_key: 1}
+  defp text_key(key) do
+    case String.Chars.to_string(key) do
+      text when is_binary(text) -> text
+      _other -> key
+    end
   rescue
     _ -> key
   end
