@@ -93,6 +93,14 @@ defmodule McpFramer.EncodeProtocolTest do
     assert McpFramer.JSON.encode(%{1.5 => [~D[2024-01-02]]}) == {:ok, ~s({"1.5":["2024-01-02"]})}
   end
 
+  # rustler's decoder of a list into a Vec panics at an improper tail: the
+  # VM lives on, but the caller got ErlangError :nif_panicked.
+  test "the keys of encode_map_order/2 in an improper list are a bad argument" do
+    map = Map.new(0..32, &{&1, &1})
+    keys = for {key, _} <- Map.to_list(map), do: key
+    assert_raise ArgumentError, fn -> Native.encode_map_order(map, keys ++ :tail) end
+  end
+
   test "the order of maps of over 32 pairs is learnt from one map and its keys in Map.to_list/1's order" do
     map = Map.new(0..32, &{&1, &1})
     keys = for {key, _} <- Map.to_list(map), do: key

@@ -145,8 +145,14 @@ fn run<'a>(
 /// its `keys` in `Map.to_list/1`'s order: `:ok`, or `ArgumentError` if its
 /// iterator gives that order neither way.
 #[rustler::nif]
-fn encode_map_order<'a>(env: Env<'a>, map: Term<'a>, keys: Vec<Term<'a>>) -> NifResult<Term<'a>> {
-    let keys: Vec<ErlNifTerm> = keys.iter().map(Term::as_c_arg).collect();
+fn encode_map_order<'a>(env: Env<'a>, map: Term<'a>, keys: Term<'a>) -> NifResult<Term<'a>> {
+    // rustler's list iterator panics at an improper tail; counting the
+    // list first refuses one.
+    keys.list_length()?;
+    let keys: Vec<ErlNifTerm> = keys
+        .into_list_iterator()?
+        .map(|key| key.as_c_arg())
+        .collect();
     if !matches!(map.map_size(), Ok(size) if size > 32 && size == keys.len()) {
         return Err(rustler::Error::BadArg);
     }
