@@ -142,8 +142,9 @@ fn run<'a>(
 }
 
 /// Learns this VM's order of large maps from `map`, of over 32 pairs, and
-/// its `keys` in `Map.to_list/1`'s order: `:ok`, or `ArgumentError` if its
-/// iterator gives that order neither way.
+/// its `keys` in `Map.to_list/1`'s order: `:ok`, or ErlangError
+/// `:unknown_map_order` if its iterator gives that order neither way.
+/// Other arguments are `ArgumentError`.
 #[rustler::nif]
 fn encode_map_order<'a>(env: Env<'a>, map: Term<'a>, keys: Term<'a>) -> NifResult<Term<'a>> {
     // rustler's list iterator panics at an improper tail; counting the
