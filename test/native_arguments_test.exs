@@ -28,10 +28,10 @@ defmodule McpFramer.NativeArgumentsTest do
 
   test "no NIF function panics, whatever terms it is given" do
     Seed.run_cases("NATIVE_SEED", @cases, 0, fn _n ->
-      for {function, arity} <- @functions do
-        args = for _ <- 1..arity, do: term(2)
-        call = "McpFramer.Native.#{function}(#{Enum.map_join(args, ", ", &inspect/1)})"
-        refute panics?(function, args), "#{call} panicked"
+      for {function, arity} <- @functions,
+          args = for(_ <- 1..arity, do: term(2)),
+          panics?(function, args) do
+        flunk("McpFramer.Native.#{function}(#{Enum.map_join(args, ", ", &inspect/1)}) panicked")
       end
     end)
   end
