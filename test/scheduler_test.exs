@@ -167,9 +167,9 @@ defmodule McpFramer.SchedulerTest do
   # asks for no more fuel, so its clock never starts): half of it will
   # do, as above, and twice as much would be an estimate gone wrong.
   test "small documents report the time their size is estimated at" do
-    reductions = fn document ->
-      options = {:reference, :strings, 0, 0, :first}
+    options = decode_options()
 
+    reductions = fn document ->
       reductions_charged(fn ->
         for _ <- 1..20_000, do: {:ok, _} = McpFramer.Native.decode(document, options)
       end)
@@ -206,6 +206,9 @@ defmodule McpFramer.SchedulerTest do
       Enum.each(0..(calls - 1), &McpFramer.Native.feed(resource, &1, chunk))
     end)
   end
+
+  # The default decoding options, as McpFramer.JSON hands them to the NIF.
+  defp decode_options, do: McpFramer.JSON.options!([], "McpFramer.SchedulerTest")
 
   # What `fun` returns, and how many times the NIF's feed was called
   # meanwhile (this module's tests run alone: it is not async).
@@ -312,7 +315,7 @@ defmodule McpFramer.SchedulerTest do
     # on a normal scheduler. On a busy machine a try that loses its thread
     # for a while is left for a dirty one: one of a hundred will do.
     test "documents parsed well inside a call's time are decoded on a normal scheduler" do
-      options = McpFramer.JSON.options!([], "McpFramer.SchedulerTest")
+      options = decode_options()
       line = String.duplicate("a", 62) <> "\\n"
 
       for length <- [25_000, 100_000] do
